@@ -1,0 +1,73 @@
+# Build, test and clean edgecore for Windows (and Linux) from one module graph.
+# See README.md for the two commands a fresh Debian machine needs.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+# This project's release version; bump it when cutting a release.
+VERSION ?= v0.1.0
+GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# The commit date rather than the clock, so that rebuilding a commit gives
+# the same binary.
+BUILD_DATE ?= $(shell git log -1 --format=%cI 2>/dev/null || echo unknown)
+KUBEEDGE_VERSION := $(shell go list -m -f '{{.Version}}' github.com/kubeedge/kubeedge)
+# KubeEdge builds Kubernetes from its own fork; report the fork's version.
+KUBERNETES_VERSION := $(shell go list -m -f '{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' k8s.io/kubernetes)
+
+OUT := _output
+WIN_EXE := $(OUT)/windows-amd64/edgecore.exe
+LINUX_BIN := $(OUT)/linux-amd64/edgecore
+MINGW_CC ?= x86_64-w64-mingw32-gcc
+export WINEPREFIX ?= $(CURDIR)/$(OUT)/wine
+export WINEDEBUG ?= -all
+
+PKG := github.com/kubeedge-windows/edgecore
+LDFLAGS := -s -w \
+	-X $(PKG)/edge/version.version=$(VERSION) \
+	-X $(PKG)/edge/version.gitCommit=$(GIT_COMMIT) \
+	-X $(PKG)/edge/version.buildDate=$(BUILD_DATE) \
+	-X github.com/kubeedge/kubeedge/pkg/version.gitVersion=$(KUBEEDGE_VERSION) \
+	-X github.com/kubeedge/kubeedge/pkg/version.gitTreeState=clean \
+	-X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION) \
+	-X k8s.io/component-base/version.gitTreeState=clean
+GOBUILD := go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
+
+# Sources the binaries depend on, so that make rebuilds only when they change.
+SOURCES := $(shell find cmd edge config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+
+.PHONY: all windows linux test unit vet wine-test wine-setup bench clean
+
+all: windows linux
+
+windows: $(WIN_EXE)
+$(WIN_EXE): $(SOURCES)
+	@command -v $(MINGW_CC) >/dev/null || { echo "$(MINGW_CC) not found: apt-get install gcc-mingw-w64-x86-64"; exit 1; }
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -o $@ ./cmd/edgecore
+
+linux: $(LINUX_BIN)
+$(LINUX_BIN): $(SOURCES)
+	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ ./cmd/edgecore
+
+# Everything CI checks: unit tests with the race detector, vet for Windows,
+# the Windows build and the Wine smoke tests.
+test: unit vet windows wine-test
+
+unit:
+	go test -race -count=1 ./...
+	cd staging/src/github.com/kubeedge/beehive && go test -race -count=1 ./...
+
+vet:
+	GOOS=windows go vet ./...
+	cd staging/src/github.com/kubeedge/beehive && GOOS=windows go vet ./...
+
+wine-setup:
+	build/wine/setup.sh
+
+wine-test: windows wine-setup
+	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) go test -tags wine -count=1 -v ./test/wine/
+
+bench:
+	cd staging/src/github.com/kubeedge/beehive && go test -run '^$$' -bench . -benchmem ./pkg/core/context/
+
+clean:
+	rm -rf $(OUT)

@@ -1,0 +1,159 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf16"
+)
+
+func writeFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadMissingFileNamesPathAndSample(t *testing.T) {
+	for goos, exe := range map[string]string{Windows: "edgecore.exe", Linux: "edgecore"} {
+		path := DefaultConfigFile(goos)
+		_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"), goos)
+		var missing *MissingFileError
+		if !errors.As(err, &missing) {
+			t.Fatalf("%s: got %v, want MissingFileError", goos, err)
+		}
+		msg := (&MissingFileError{Path: path, GOOS: goos}).Error()
+		for _, want := range []string{path, exe + " --minconfig", exe + " --defaultconfig", "--config"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: %q does not mention %q", goos, msg, want)
+			}
+		}
+	}
+}
+
+func TestDefaultConfigFileHasNoMixedSeparators(t *testing.T) {
+	if got := DefaultConfigFile(Windows); got != `C:\etc\kubeedge\config\edgecore.yaml` {
+		t.Errorf("windows default config path %q", got)
+	}
+	if got := DefaultConfigFile(Linux); got != "/etc/kubeedge/config/edgecore.yaml" {
+		t.Errorf("linux default config path %q", got)
+	}
+}
+
+func TestLoadAppliesDefaultsUnderTheFile(t *testing.T) {
+	p := writeFile(t, "edgecore.yaml", []byte("apiVersion: edgecore.config.kubeedge.io/v1alpha2\nkind: EdgeCore\n"+
+		"modules:\n  edgeHub:\n    heartbeat: 42\n"))
+	c, err := Load(p, Linux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Modules.EdgeHub.Heartbeat != 42 {
+		t.Errorf("heartbeat from the file was not applied: %d", c.Modules.EdgeHub.Heartbeat)
+	}
+	if c.Modules.Edged.TailoredKubeletConfig == nil || !c.Modules.MetaManager.Enable {
+		t.Error("defaults for fields absent from the file were not applied")
+	}
+}
+
+func TestLoadRefusesUnknownField(t *testing.T) {
+	p := writeFile(t, "edgecore.yaml", []byte("kind: EdgeCore\nmodules:\n  edged:\n    windowsPriorityClas: HIGH_PRIORITY_CLASS\n"))
+	_, err := Load(p, Windows)
+	if err == nil {
+		t.Fatal("a misspelt field was accepted")
+	}
+	for _, want := range []string{p, "windowsPriorityClas", "--defaultconfig"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestLoadRunsUpstreamValidation(t *testing.T) {
+	// Windows host names are upper case; a node name must be DNS-1123.
+	p := writeFile(t, "edgecore.yaml", []byte("kind: EdgeCore\nmodules:\n  edged:\n    hostnameOverride: LINE3-PC\n"))
+	_, err := Load(p, Linux)
+	if err == nil || !strings.Contains(err.Error(), "is not valid") || !strings.Contains(err.Error(), "LINE3-PC") {
+		t.Fatalf("an invalid config was accepted: %v", err)
+	}
+}
+
+func utf16File(s string, bigEndian bool) []byte {
+	out := []byte{0xFF, 0xFE}
+	if bigEndian {
+		out = []byte{0xFE, 0xFF}
+	}
+	for _, u := range utf16.Encode([]rune(s)) {
+		if bigEndian {
+			out = append(out, byte(u>>8), byte(u))
+		} else {
+			out = append(out, byte(u), byte(u>>8))
+		}
+	}
+	return out
+}
+
+// PowerShell 5.1's ">" writes UTF-16LE with a byte-order mark.
+func TestParseAcceptsPowerShellEncodings(t *testing.T) {
+	const text = "kind: EdgeCore\nmodules:\n  edgeHub:\n    heartbeat: 7\n"
+	for name, data := range map[string][]byte{
+		"utf-8":     []byte(text),
+		"utf-8 bom": append([]byte{0xEF, 0xBB, 0xBF}, text...),
+		"utf-16le":  utf16File(text, false),
+		"utf-16be":  utf16File(text, true),
+	} {
+		c, err := Parse(data)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if c.Modules.EdgeHub.Heartbeat != 7 {
+			t.Errorf("%s: heartbeat %d", name, c.Modules.EdgeHub.Heartbeat)
+		}
+	}
+	if _, err := Parse([]byte{0xff, 0xfe, 'a'}); err == nil {
+		t.Error("a truncated UTF-16 file was accepted")
+	}
+	if _, err := Parse([]byte("kind: \xff\xfe\xfd")); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("a file in an unknown encoding gave %v", err)
+	}
+}
+
+func TestRenderedSamplesParseBack(t *testing.T) {
+	for _, goos := range []string{Windows, Linux} {
+		for _, kind := range []string{KindMinimal, KindDefault} {
+			text, err := Render(kind, goos)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(text), "# ") {
+				t.Errorf("%s/%s sample has no explanatory header", goos, kind)
+			}
+			if _, err := Parse(text); err != nil {
+				t.Errorf("%s/%s sample does not parse back: %v", goos, kind, err)
+			}
+		}
+	}
+	if _, err := Render("tiny", Windows); err == nil {
+		t.Error("an unknown sample kind was accepted")
+	}
+}
+
+func TestDir(t *testing.T) {
+	for _, tc := range []struct{ goos, in, want string }{
+		{Windows, `C:\var\lib\kubeedge\edgecore.db`, `C:\var\lib\kubeedge`},
+		{Windows, `C:/var/lib/kubeedge/edgecore.db`, `C:/var/lib/kubeedge`},
+		{Windows, `C:\edgecore.db`, `C:\`},
+		{Windows, `edgecore.db`, `.`},
+		{Linux, "/var/lib/kubeedge/edgecore.db", "/var/lib/kubeedge"},
+		{Linux, "/edgecore.db", "/"},
+		{Linux, `C:\var\edgecore.db`, "."},
+	} {
+		if got := Dir(tc.goos, tc.in); got != tc.want {
+			t.Errorf("Dir(%s, %q) = %q, want %q", tc.goos, tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	yamlv3 "gopkg.in/yaml.v3"
+)
+
+// RemoveToken blanks modules.edgeHub.token in the file at path once the
+// certificates it was used for exist, so that the bootstrap secret does not
+// stay on disk. Only that value changes: comments, order and the operator's
+// other settings are kept, unlike writing the whole parsed config back.
+func RemoveToken(path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("remove token from %s: %w", path, err)
+	}
+	text, err := decodeText(raw)
+	if err != nil {
+		return fmt.Errorf("remove token from %s: %w", path, err)
+	}
+	var doc yamlv3.Node
+	if err := yamlv3.Unmarshal(text, &doc); err != nil {
+		return fmt.Errorf("remove token from %s: %w", path, err)
+	}
+	token := lookup(&doc, "modules", "edgeHub", "token")
+	if token == nil || token.Value == "" {
+		return nil
+	}
+	token.Value = ""
+	token.Style = yamlv3.DoubleQuotedStyle
+	var out bytes.Buffer
+	enc := yamlv3.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return fmt.Errorf("remove token from %s: %w", path, err)
+	}
+	return writeFileReplacing(path, out.Bytes())
+}
+
+// lookup follows mapping keys from the document root.
+func lookup(n *yamlv3.Node, keys ...string) *yamlv3.Node {
+	if n.Kind == yamlv3.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	for _, key := range keys {
+		if n.Kind != yamlv3.MappingNode {
+			return nil
+		}
+		var next *yamlv3.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+				break
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
+	}
+	return n
+}
+
+// writeFileReplacing writes data next to path and renames it into place, so
+// that a crash half-way never leaves a truncated config behind.
+func writeFileReplacing(path string, data []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".edgecore-*.yaml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), info.Mode().Perm()); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

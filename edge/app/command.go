@@ -1,0 +1,132 @@
+// Package app is edgecore's composition root: it parses the command line,
+// loads the configuration, registers the upstream edge modules and runs them
+// on the bus until the process is asked to stop.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/cli/globalflag"
+	"k8s.io/component-base/term"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/edge/version"
+)
+
+// Options are edgecore's own flags.
+type Options struct {
+	ConfigFile    string
+	MinConfig     bool
+	DefaultConfig bool
+	Version       bool
+}
+
+// ExitError carries the exit code a failed command ends the process with.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// NewCommand builds the edgecore command line.
+func NewCommand() *cobra.Command {
+	opts := &Options{ConfigFile: config.DefaultConfigFile(runtime.GOOS)}
+	cmd := &cobra.Command{
+		Use:   config.ExecutableName(runtime.GOOS),
+		Short: "KubeEdge edge node agent for Windows Server",
+		Long: "edgecore runs a KubeEdge edge node: the embedded kubelet (edged), the link to cloudcore (edgehub),\n" +
+			"the local metadata store (metamanager), device twins, the event and service buses and edge streams.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			switch {
+			case opts.Version:
+				_, err := fmt.Fprint(out, version.Get())
+				return err
+			case opts.MinConfig:
+				return printSample(out, config.KindMinimal)
+			case opts.DefaultConfig:
+				return printSample(out, config.KindDefault)
+			}
+			return Run(opts)
+		},
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print the versions of edgecore, KubeEdge and Kubernetes it was built from",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprint(cmd.OutOrStdout(), version.Get())
+			return err
+		},
+	})
+
+	named := opts.flags(cmd.Name())
+	fs := cmd.Flags()
+	for _, f := range named.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cmd.SetUsageFunc(func(c *cobra.Command) error {
+		fmt.Fprintf(c.OutOrStderr(), "Usage:\n  %s\n", c.UseLine())
+		if c == cmd {
+			cliflag.PrintSections(c.OutOrStderr(), named, cols)
+		}
+		return nil
+	})
+	return cmd
+}
+
+func (o *Options) flags(name string) (fss cliflag.NamedFlagSets) {
+	fs := fss.FlagSet("edgecore")
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Path to the edgecore configuration file.")
+	fs.BoolVar(&o.MinConfig, "minconfig", false, "Print a minimal configuration for this platform and exit.")
+	fs.BoolVar(&o.DefaultConfig, "defaultconfig", false, "Print the full default configuration for this platform and exit.")
+	fs.BoolVar(&o.Version, "version", false, "Print version information and exit.")
+	global := fss.FlagSet("logging")
+	globalflag.AddGlobalFlags(global, name)
+	// AddGlobalFlags adds --help too; cobra owns that flag.
+	global.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" {
+			f.Hidden = true
+		}
+	})
+	return fss
+}
+
+func printSample(out io.Writer, kind string) error {
+	text, err := config.Render(kind, runtime.GOOS)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(text)
+	return err
+}
+
+// Main runs the command and returns the process exit code, printing any
+// error on stderr in one line.
+func Main(args []string) int {
+	cmd := NewCommand()
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", config.ExecutableName(runtime.GOOS), err)
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		return exit.Code
+	}
+	return 1
+}

@@ -1,0 +1,145 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	ps "github.com/shirou/gopsutil/v3/process"
+	netutil "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/klog/v2"
+
+	"github.com/kubeedge/api/apis/common/constants"
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+	"github.com/kubeedge/beehive/pkg/core"
+	"github.com/kubeedge/kubeedge/edge/cmd/edgecore/app/options"
+	"github.com/kubeedge/kubeedge/edge/pkg/edgehub/certificate"
+	"github.com/kubeedge/kubeedge/pkg/features"
+	upstreamversion "github.com/kubeedge/kubeedge/pkg/version"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/edge/envcheck"
+	"github.com/kubeedge-windows/edgecore/edge/modules"
+	"github.com/kubeedge-windows/edgecore/edge/version"
+)
+
+// Run loads the configuration, prepares the host and runs the edge modules
+// until the process is asked to stop.
+func Run(opts *Options) error {
+	cfg, err := config.Load(opts.ConfigFile, runtime.GOOS)
+	if err != nil {
+		return err
+	}
+	cfg, err = publishToUpstream(opts.ConfigFile, cfg)
+	if err != nil {
+		return err
+	}
+
+	if cfg.Modules.EdgeHub.Token != "" {
+		go removeTokenOnceCertified(opts.ConfigFile)
+	}
+	if err := readBootstrapToken(cfg); err != nil {
+		return err
+	}
+	if err := features.DefaultMutableFeatureGate.SetFromMap(cfg.FeatureGates); err != nil {
+		return fmt.Errorf("config file %s: featureGates: %w", opts.ConfigFile, err)
+	}
+	klog.InfoS("Starting edgecore", "version", version.Get().Version, "kubeedge", upstreamversion.Get().GitVersion,
+		"commit", version.Get().GitCommit, "config", opts.ConfigFile)
+
+	if err := prepareDirectories(cfg); err != nil {
+		return err
+	}
+	// Upstream skips the check when the metaserver is on: then a kubelet
+	// may legitimately talk to edgecore on the same host.
+	skip := os.Getenv("CHECK_EDGECORE_ENVIRONMENT") == "false" || cfg.Modules.MetaManager.MetaServer.Enable
+	if !skip {
+		if err := checkProcesses(); err != nil {
+			return err
+		}
+	}
+	if iface := cfg.Modules.Edged.CustomInterfaceName; iface != "" {
+		ip, err := netutil.ChooseBindAddressForInterface(iface)
+		if err != nil {
+			return fmt.Errorf("modules.edged.customInterfaceName: no usable address on interface %q: %w", iface, err)
+		}
+		cfg.Modules.Edged.NodeIP = ip.String()
+		klog.InfoS("Using the address of the custom interface", "interface", iface, "nodeIP", cfg.Modules.Edged.NodeIP)
+	}
+
+	modules.Register(cfg)
+	if features.DefaultFeatureGate.Enabled(features.ModuleRestart) {
+		core.EnableModuleRestart()
+	}
+	core.Run()
+	klog.Info("edgecore stopped")
+	return nil
+}
+
+// publishToUpstream makes the loaded configuration the one upstream packages
+// read through options.GetEdgeCoreConfig (node upgrade, backup, image
+// pre-pull, the metaserver), and returns that shared instance.
+func publishToUpstream(path string, cfg *v1alpha2.EdgeCoreConfig) (*v1alpha2.EdgeCoreConfig, error) {
+	opts := options.NewEdgeCoreOptions()
+	opts.ConfigFile = path
+	shared, err := opts.Config()
+	if err != nil {
+		return nil, err
+	}
+	*shared = *cfg
+	return shared, nil
+}
+
+// removeTokenOnceCertified blanks the token in the config file when edgehub
+// signals that the node certificates have been issued with it.
+func removeTokenOnceCertified(path string) {
+	<-certificate.CleanupTokenChan
+	if err := config.RemoveToken(path); err != nil {
+		klog.ErrorS(err, "The join token could not be removed from the config file; remove modules.edgeHub.token by hand", "config", path)
+		return
+	}
+	klog.InfoS("Node certificates issued; removed the join token from the config file", "config", path)
+}
+
+// readBootstrapToken takes the token from upstream's bootstrap file when
+// keadm left one, as upstream edgecore does.
+func readBootstrapToken(cfg *v1alpha2.EdgeCoreConfig) error {
+	data, err := os.ReadFile(constants.BootstrapFile)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read bootstrap token file %s: %w", constants.BootstrapFile, err)
+	}
+	cfg.Modules.EdgeHub.Token = strings.TrimSpace(string(data))
+	return nil
+}
+
+// prepareDirectories creates the directory of the database. On a fresh
+// Windows host C:\var\lib\kubeedge does not exist, and upstream's check uses
+// path.Dir, which does not understand backslashes, so SQLite fails with
+// "unable to open database file".
+func prepareDirectories(cfg *v1alpha2.EdgeCoreConfig) error {
+	dir := filepath.Dir(cfg.DataBase.DataSource)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("database.dataSource: cannot create directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+func checkProcesses() error {
+	list, err := ps.Processes()
+	if err != nil {
+		// Listing processes needs rights a restricted account may lack;
+		// the check is a safety net, not a reason to refuse to start.
+		klog.Warningf("Cannot list processes to check for a running kubelet: %v", err)
+		return nil
+	}
+	procs := make([]envcheck.Process, len(list))
+	for i, p := range list {
+		procs[i] = p
+	}
+	return envcheck.CheckProcesses(runtime.GOOS, procs)
+}

@@ -1,0 +1,52 @@
+// Package envcheck refuses to start edgecore next to a kubelet: both would
+// manage the same containers and fight over the node.
+package envcheck
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Process is what the check needs of a running process.
+type Process interface {
+	Name() (string, error)
+}
+
+// conflicting lists the programs that must not run beside edgecore. Windows
+// reports image names with their extension, so "kubelet" alone never matches
+// there, which is why upstream's check never fires on Windows.
+func conflicting(goos string) []string {
+	if goos == "windows" {
+		return []string{"kubelet.exe", "kubelet"}
+	}
+	return []string{"kubelet"}
+}
+
+// CheckProcesses returns an error naming the first conflicting process.
+// Processes whose name cannot be read, or is empty (System Idle Process,
+// protected services and short-lived processes on Windows), are skipped: the
+// check is about named programs and must not abort start-up over them.
+func CheckProcesses(goos string, procs []Process) error {
+	for _, p := range procs {
+		name, err := p.Name()
+		if err != nil || name == "" {
+			continue
+		}
+		for _, c := range conflicting(goos) {
+			if matches(goos, name, c) {
+				return fmt.Errorf("%s is running on this host; edgecore embeds its own kubelet, so stop and disable "+
+					"the standalone one first (or set CHECK_EDGECORE_ENVIRONMENT=false to skip this check)", name)
+			}
+		}
+	}
+	return nil
+}
+
+// matches compares process names the way the OS does: Windows file names
+// are case-insensitive.
+func matches(goos, name, want string) bool {
+	if goos == "windows" {
+		return strings.EqualFold(name, want)
+	}
+	return name == want
+}

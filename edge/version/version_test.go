@@ -1,0 +1,33 @@
+package version
+
+import (
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestModuleVersionFollowsReplace(t *testing.T) {
+	bi := &debug.BuildInfo{Deps: []*debug.Module{
+		{Path: "github.com/kubeedge/kubeedge", Version: "v1.20.0"},
+		{Path: "k8s.io/kubernetes", Version: "v1.30.7", Replace: &debug.Module{Path: "github.com/kubeedge/kubernetes", Version: "v1.30.7-kubeedge1"}},
+	}}
+	if got := moduleVersion(bi, kubeedgeModule, "unknown"); got != "v1.20.0" {
+		t.Errorf("kubeedge version %q", got)
+	}
+	if got := moduleVersion(bi, kubernetesModule, "unknown"); got != "v1.30.7-kubeedge1" {
+		t.Errorf("kubernetes version %q, want the fork's", got)
+	}
+	if got := moduleVersion(bi, "example.com/absent", "unknown"); got != "unknown" {
+		t.Errorf("absent module gave %q", got)
+	}
+}
+
+func TestStringNamesEveryVersion(t *testing.T) {
+	s := Info{Version: "v9.9.9", GitCommit: "abc123", BuildDate: "2026-01-01", KubeEdge: "v1.20.0",
+		Kubernetes: "v1.30.7-kubeedge1", GoVersion: "go1.x", Platform: "windows/amd64"}.String()
+	for _, want := range []string{"v9.9.9", "abc123", "v1.20.0", "v1.30.7-kubeedge1", "windows/amd64"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("version output lacks %q:\n%s", want, s)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+// Package core registers modules, starts them on the bus and shuts them down.
+package core
+
+import (
+	"sync"
+
+	"k8s.io/klog/v2"
+
+	"github.com/kubeedge/beehive/pkg/common"
+)
+
+// Module is what every KubeEdge component implements to run on the bus.
+type Module interface {
+	Name() string
+	Group() string
+	Start()
+	Enable() bool
+}
+
+// ModuleInfo is a registered module with the context type it asked for.
+type ModuleInfo struct {
+	contextType string
+	module      Module
+}
+
+// GetModule returns the registered module.
+func (mi *ModuleInfo) GetModule() Module { return mi.module }
+
+var (
+	registryMu      sync.Mutex
+	modules         = map[string]*ModuleInfo{}
+	disabledModules = map[string]*ModuleInfo{}
+)
+
+// Register keeps an enabled module for start-up and remembers a disabled one
+// apart; the optional argument names the context type (only "channel").
+func Register(m Module, opts ...string) {
+	info := &ModuleInfo{contextType: common.MsgCtxTypeChannel, module: m}
+	if len(opts) > 0 && opts[0] != "" {
+		info.contextType = opts[0]
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if m.Enable() {
+		modules[m.Name()] = info
+		klog.Infof("Module %s registered successfully", m.Name())
+		return
+	}
+	disabledModules[m.Name()] = info
+	klog.Warningf("Module %s is disabled, do not register", m.Name())
+}
+
+// GetModules returns the enabled modules by name.
+func GetModules() map[string]*ModuleInfo {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	out := make(map[string]*ModuleInfo, len(modules))
+	for name, info := range modules {
+		out[name] = info
+	}
+	return out
+}
+
+// disabled returns the names of modules registered while disabled.
+func disabled() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	out := make([]string, 0, len(disabledModules))
+	for name := range disabledModules {
+		out = append(out, name)
+	}
+	return out
+}
