@@ -33,7 +33,7 @@ LDFLAGS := -s -w \
 GOBUILD := go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
 
 # Sources the binaries depend on, so that make rebuilds only when they change.
-SOURCES := $(shell find cmd edge config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+SOURCES := $(shell find cmd edge config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
 .PHONY: all windows linux test unit vet wine-test wine-setup bench clean
 

@@ -14,22 +14,66 @@ const (
 	KindDefault = "default"
 )
 
-// Sample returns the configuration edgecore prints for --minconfig
-// (KindMinimal) or --defaultconfig (KindDefault) on goos.
-func Sample(kind, goos string) (*v1alpha2.EdgeCoreConfig, error) {
+// Sample returns the configuration printed for --minconfig (KindMinimal) or
+// --defaultconfig (KindDefault) for host. Upstream picks its defaults by
+// the OS the binary is compiled for, and on Windows still leaves Linux paths
+// and a Linux-only pause image in; here every OS-dependent value is set from
+// host.GOOS, so the output is the same whichever OS builds the binary.
+func Sample(kind string, host Host) (*v1alpha2.EdgeCoreConfig, error) {
+	var c *v1alpha2.EdgeCoreConfig
 	switch kind {
 	case KindMinimal:
-		return v1alpha2.NewMinEdgeCoreConfig(), nil
+		c = v1alpha2.NewMinEdgeCoreConfig()
 	case KindDefault:
-		return v1alpha2.NewDefaultEdgeCoreConfig(), nil
+		c = v1alpha2.NewDefaultEdgeCoreConfig()
+	default:
+		return nil, fmt.Errorf("unknown kind of sample config %q: use %q or %q", kind, KindMinimal, KindDefault)
 	}
-	return nil, fmt.Errorf("unknown kind of sample config %q: use %q or %q", kind, KindMinimal, KindDefault)
+	applyHost(c, host)
+	return c, nil
+}
+
+// applyHost writes the facts of host and the defaults of its OS into c.
+func applyHost(c *v1alpha2.EdgeCoreConfig, host Host) {
+	e := c.Modules.Edged
+	if e != nil && host.Hostname != "" {
+		e.HostnameOverride = NodeName(host.Hostname)
+	}
+	if e != nil && host.NodeIP != "" {
+		e.NodeIP = host.NodeIP
+	}
+	if host.GOOS != Windows {
+		return
+	}
+	for _, f := range stringFields(c) {
+		if f.windows != "" {
+			*f.ptr = f.windows
+		}
+	}
+	if e == nil {
+		return
+	}
+	e.WindowsPriorityClass = "NORMAL_PRIORITY_CLASS"
+	e.WindowsService = false
+	e.PodSandboxImage = WindowsSandboxImage
+	if k := e.TailoredKubeletConfig; k != nil {
+		// Each field gets a pointer of its own: decoding the file writes
+		// through them, and a shared one would turn both on at once.
+		noQOSCgroups, noCFSQuota, noResolvConf := false, false, ""
+		k.CgroupDriver = ""
+		k.CgroupsPerQOS = &noQOSCgroups
+		k.CPUCFSQuota = &noCFSQuota
+		k.EnforceNodeAllocatable = []string{}
+		// An explicit empty value: left out, upstream defaults to
+		// /etc/resolv.conf.
+		k.ResolverConfig = &noResolvConf
+	}
 }
 
 // Render is the text printed for a sample: a comment saying what it is for,
-// then the YAML, which parses back with Parse.
-func Render(kind, goos string) ([]byte, error) {
-	c, err := Sample(kind, goos)
+// then the YAML, which loads back unchanged.
+func Render(kind string, host Host) ([]byte, error) {
+	c, err := Sample(kind, host)
 	if err != nil {
 		return nil, err
 	}

@@ -6,47 +6,52 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
-	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2/validation"
 )
 
-// Load reads the edgecore configuration at path on top of the defaults and
-// validates it. The error always names the file and, where it can, the field
-// and what to do about it.
-func Load(path, goos string) (*v1alpha2.EdgeCoreConfig, error) {
+// Load reads the edgecore configuration at path on top of the defaults for
+// host, normalises it for host.GOOS and validates it. It returns the values
+// normalisation changed, for the caller to log. The error always names the
+// file and, where it can, the field, the value and what to do about it.
+func Load(path string, host Host) (*v1alpha2.EdgeCoreConfig, []Rewrite, error) {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &MissingFileError{Path: path, GOOS: goos}
+		return nil, nil, &MissingFileError{Path: path, GOOS: host.GOOS}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read config file %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read config file %s: %w", path, err)
 	}
-	c, err := Parse(raw)
+	c, err := Parse(raw, host)
 	if err != nil {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
+		return nil, nil, fmt.Errorf("config file %s: %w", path, err)
 	}
-	if errs := validation.ValidateEdgeCoreConfiguration(c); len(errs) > 0 {
-		return nil, fmt.Errorf("config file %s is not valid: %w", path, errs.ToAggregate())
+	rewrites := Normalize(c, host.GOOS)
+	if errs := validateAll(c, host.GOOS); len(errs) > 0 {
+		return nil, nil, &InvalidError{What: "config file " + path, Errs: errs}
 	}
-	return c, nil
+	return c, rewrites, nil
 }
 
-// Parse decodes a configuration on top of upstream's defaults. Unknown fields
-// are refused: a misspelt key would otherwise be dropped without a word and
-// its default used instead.
-func Parse(raw []byte) (*v1alpha2.EdgeCoreConfig, error) {
+// Parse decodes a configuration on top of the defaults for host. Unknown
+// fields and values of the wrong kind are refused: a misspelt key would
+// otherwise be dropped without a word and its default used instead.
+func Parse(raw []byte, host Host) (*v1alpha2.EdgeCoreConfig, error) {
 	text, err := decodeText(raw)
 	if err != nil {
 		return nil, err
 	}
-	c := v1alpha2.NewDefaultEdgeCoreConfig()
-	if err := yaml.UnmarshalStrict(text, c); err != nil {
-		return nil, fmt.Errorf("%w (check the spelling and indentation of that field against --defaultconfig)", err)
+	c, err := Sample(KindDefault, host)
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeStrict(text, c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -91,4 +96,20 @@ func (e *MissingFileError) Error() string {
 	return fmt.Sprintf("config file %s does not exist: create it from `%s --minconfig` "+
 		"(or `%s --defaultconfig` for every field), or point --config at your file",
 		e.Path, exe, exe)
+}
+
+// InvalidError lists every problem of a configuration or of the options it
+// is made from, one a line.
+type InvalidError struct {
+	What string // "config file C:\...", "join options"
+	Errs field.ErrorList
+}
+
+func (e *InvalidError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: not valid:", e.What)
+	for _, err := range e.Errs {
+		fmt.Fprintf(&b, "\n  - %s", err.Error())
+	}
+	return b.String()
 }

@@ -66,12 +66,31 @@ func lookup(n *yamlv3.Node, keys ...string) *yamlv3.Node {
 }
 
 // writeFileReplacing writes data next to path and renames it into place, so
-// that a crash half-way never leaves a truncated config behind.
+// that a crash half-way never leaves a truncated config behind. The file
+// keeps its permissions.
 func writeFileReplacing(path string, data []byte) error {
 	info, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
+	return writeAtomic(path, data, info.Mode().Perm())
+}
+
+// WriteNewFile writes a configuration to path, creating its directory.
+// An existing file is only replaced when overwrite is set, so that a typo in
+// a command never destroys a working configuration.
+func WriteNewFile(path string, data []byte, overwrite bool) error {
+	if _, err := os.Stat(path); err == nil && !overwrite {
+		return fmt.Errorf("%s already exists: pass --force to replace it", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("create directory for %s: %w", path, err)
+	}
+	// The file holds the join token until the certificates are issued.
+	return writeAtomic(path, data, 0o600)
+}
+
+func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".edgecore-*.yaml")
 	if err != nil {
 		return err
@@ -84,7 +103,7 @@ func writeFileReplacing(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp.Name(), info.Mode().Perm()); err != nil {
+	if err := os.Chmod(tmp.Name(), perm); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)

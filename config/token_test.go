@@ -38,7 +38,7 @@ modules:
 			t.Errorf("lost %q:\n%s", keep, got)
 		}
 	}
-	c, err := Parse(data)
+	c, err := Parse(data, testHost(Linux))
 	if err != nil || c.Modules.EdgeHub.Token != "" || c.Modules.Edged.HostnameOverride != "line3-pc" {
 		t.Fatalf("rewritten file does not parse as before: %v", err)
 	}

@@ -26,6 +26,9 @@ type Options struct {
 	MinConfig     bool
 	DefaultConfig bool
 	Version       bool
+	// SkipEnvironmentCheck starts edgecore even when a standalone kubelet
+	// or kube-proxy runs on the host.
+	SkipEnvironmentCheck bool
 }
 
 // ExitError carries the exit code a failed command ends the process with.
@@ -72,6 +75,9 @@ func NewCommand() *cobra.Command {
 		},
 	})
 
+	cmd.AddCommand(newConfigCommand())
+	cmd.CompletionOptions.DisableDefaultCmd = true
+
 	named := opts.flags(cmd.Name())
 	fs := cmd.Flags()
 	for _, f := range named.FlagSets {
@@ -80,6 +86,15 @@ func NewCommand() *cobra.Command {
 	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
 	cmd.SetUsageFunc(func(c *cobra.Command) error {
 		fmt.Fprintf(c.OutOrStderr(), "Usage:\n  %s\n", c.UseLine())
+		if c.HasAvailableSubCommands() {
+			fmt.Fprintf(c.OutOrStderr(), "  %s [command]\n\nCommands:\n", c.CommandPath())
+			for _, sub := range c.Commands() {
+				if sub.IsAvailableCommand() {
+					fmt.Fprintf(c.OutOrStderr(), "  %-12s %s\n", sub.Name(), sub.Short)
+				}
+			}
+		}
+		fmt.Fprintln(c.OutOrStderr())
 		if c == cmd {
 			cliflag.PrintSections(c.OutOrStderr(), named, cols)
 		}
@@ -94,6 +109,8 @@ func (o *Options) flags(name string) (fss cliflag.NamedFlagSets) {
 	fs.BoolVar(&o.MinConfig, "minconfig", false, "Print a minimal configuration for this platform and exit.")
 	fs.BoolVar(&o.DefaultConfig, "defaultconfig", false, "Print the full default configuration for this platform and exit.")
 	fs.BoolVar(&o.Version, "version", false, "Print version information and exit.")
+	fs.BoolVar(&o.SkipEnvironmentCheck, "skip-environment-check", false,
+		"Start even if a standalone kubelet or kube-proxy is running on this host.")
 	global := fss.FlagSet("logging")
 	globalflag.AddGlobalFlags(global, name)
 	// AddGlobalFlags adds --help too; cobra owns that flag.
@@ -106,7 +123,7 @@ func (o *Options) flags(name string) (fss cliflag.NamedFlagSets) {
 }
 
 func printSample(out io.Writer, kind string) error {
-	text, err := config.Render(kind, runtime.GOOS)
+	text, err := config.Render(kind, config.CurrentHost(runtime.GOOS))
 	if err != nil {
 		return err
 	}

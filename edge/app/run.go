@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -28,9 +27,12 @@ import (
 // Run loads the configuration, prepares the host and runs the edge modules
 // until the process is asked to stop.
 func Run(opts *Options) error {
-	cfg, err := config.Load(opts.ConfigFile, runtime.GOOS)
+	cfg, rewrites, err := config.Load(opts.ConfigFile, config.CurrentHost(runtime.GOOS))
 	if err != nil {
 		return err
+	}
+	for _, r := range rewrites {
+		klog.InfoS("Rewrote config value into its Windows form", "field", r.Field, "from", r.From, "to", r.To)
 	}
 	cfg, err = publishToUpstream(opts.ConfigFile, cfg)
 	if err != nil {
@@ -54,7 +56,8 @@ func Run(opts *Options) error {
 	}
 	// Upstream skips the check when the metaserver is on: then a kubelet
 	// may legitimately talk to edgecore on the same host.
-	skip := os.Getenv("CHECK_EDGECORE_ENVIRONMENT") == "false" || cfg.Modules.MetaManager.MetaServer.Enable
+	skip := opts.SkipEnvironmentCheck || os.Getenv("CHECK_EDGECORE_ENVIRONMENT") == "false" ||
+		cfg.Modules.MetaManager.MetaServer.Enable
 	if !skip {
 		if err := checkProcesses(); err != nil {
 			return err
@@ -117,14 +120,15 @@ func readBootstrapToken(cfg *v1alpha2.EdgeCoreConfig) error {
 	return nil
 }
 
-// prepareDirectories creates the directory of the database. On a fresh
-// Windows host C:\var\lib\kubeedge does not exist, and upstream's check uses
-// path.Dir, which does not understand backslashes, so SQLite fails with
-// "unable to open database file".
+// prepareDirectories creates the directories the configuration names. On a
+// fresh Windows host none exist, and upstream's own check uses path.Dir,
+// which does not understand backslashes, so SQLite fails with "unable to
+// open database file".
 func prepareDirectories(cfg *v1alpha2.EdgeCoreConfig) error {
-	dir := filepath.Dir(cfg.DataBase.DataSource)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("database.dataSource: cannot create directory %s: %w", dir, err)
+	for _, d := range config.Directories(cfg, runtime.GOOS) {
+		if err := os.MkdirAll(d.Path, 0o750); err != nil {
+			return fmt.Errorf("%s: cannot create directory %s: %w", d.Field, d.Path, err)
+		}
 	}
 	return nil
 }

@@ -1,5 +1,6 @@
-// Package envcheck refuses to start edgecore next to a kubelet: both would
-// manage the same containers and fight over the node.
+// Package envcheck refuses to start edgecore next to a standalone kubelet or
+// kube-proxy: the kubelet would manage the same containers and fight over the
+// node, and kube-proxy would program the host network behind edgecore's back.
 package envcheck
 
 import (
@@ -17,9 +18,9 @@ type Process interface {
 // there, which is why upstream's check never fires on Windows.
 func conflicting(goos string) []string {
 	if goos == "windows" {
-		return []string{"kubelet.exe", "kubelet"}
+		return []string{"kubelet.exe", "kubelet", "kube-proxy.exe", "kube-proxy"}
 	}
-	return []string{"kubelet"}
+	return []string{"kubelet", "kube-proxy"}
 }
 
 // CheckProcesses returns an error naming the first conflicting process.
@@ -34,8 +35,8 @@ func CheckProcesses(goos string, procs []Process) error {
 		}
 		for _, c := range conflicting(goos) {
 			if matches(goos, name, c) {
-				return fmt.Errorf("%s is running on this host; edgecore embeds its own kubelet, so stop and disable "+
-					"the standalone one first (or set CHECK_EDGECORE_ENVIRONMENT=false to skip this check)", name)
+				return fmt.Errorf("%s is running on this host and would fight edgecore, which embeds its own kubelet: "+
+					"stop and disable it first, or pass --skip-environment-check if you are sure", name)
 			}
 		}
 	}

@@ -24,6 +24,8 @@ func TestCheckProcesses(t *testing.T) {
 		{"windows", []Process{proc{name: "KUBELET.EXE"}}, "KUBELET.EXE"},
 		{"windows", []Process{proc{name: "containerd.exe"}, proc{}, unreadable}, ""},
 		{"windows", []Process{proc{name: "kubelet-helper.exe"}}, ""},
+		{"windows", []Process{unreadable, proc{name: "Kube-Proxy.exe"}}, "Kube-Proxy.exe"},
+		{"linux", []Process{proc{name: "kube-proxy"}}, "kube-proxy"},
 		{"linux", []Process{proc{name: "kubelet"}}, "kubelet"},
 		{"linux", []Process{proc{name: "Kubelet"}, unreadable, proc{}}, ""},
 	} {

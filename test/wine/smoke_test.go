@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/kubeedge-windows/edgecore/config"
 )
+
+var windowsHost = config.Host{GOOS: config.Windows}
 
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"version"}} {
@@ -37,21 +37,35 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestSampleConfigsParseBack(t *testing.T) {
+// The printed samples must be Windows configurations through and through,
+// and load back without a single rewrite.
+func TestSampleConfigsAreWindowsAndLoadBack(t *testing.T) {
 	for _, flag := range []string{"--minconfig", "--defaultconfig"} {
 		r := run(t, time.Minute, flag)
 		if r.code != 0 {
 			t.Fatalf("%s exited %d: %s", flag, r.code, r.stderr)
 		}
-		c, err := config.Parse([]byte(r.stdout))
+		for _, bad := range []string{"/etc/", "/var/", "/usr/", "/run/", "kubeedge/pause", "unix://"} {
+			if strings.Contains(r.stdout, bad) {
+				t.Errorf("%s output contains %q", flag, bad)
+			}
+		}
+		p := filepath.Join(t.TempDir(), "edgecore.yaml")
+		if err := os.WriteFile(p, []byte(r.stdout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, rewrites, err := config.Load(p, windowsHost)
 		if err != nil {
-			t.Fatalf("%s output does not parse back: %v\n%s", flag, err, r.stdout)
+			t.Fatalf("%s output does not load back: %v\n%s", flag, err, r.stdout)
+		}
+		if len(rewrites) != 0 {
+			t.Errorf("%s output needed rewrites: %v", flag, rewrites)
 		}
 		if c.Kind != "EdgeCore" || c.APIVersion != "edgecore.config.kubeedge.io/v1alpha2" {
 			t.Errorf("%s: kind %q apiVersion %q", flag, c.Kind, c.APIVersion)
 		}
-		if !c.Modules.Edged.Enable || !c.Modules.MetaManager.Enable {
-			t.Errorf("%s: edged or metamanager is not enabled", flag)
+		if name := c.Modules.Edged.HostnameOverride; name == "" || strings.ToLower(name) != name {
+			t.Errorf("%s: node name %q is not a lowercase name", flag, name)
 		}
 	}
 }
@@ -67,32 +81,38 @@ func TestMissingConfigFile(t *testing.T) {
 	}
 }
 
-// With edgehub off, edgecore.exe must get as far as the embedded kubelet,
-// which then reports the missing container runtime by its endpoint; without
-// containerd the process exits on its own.
-func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
-	min := run(t, time.Minute, "--minconfig")
-	if min.code != 0 {
-		t.Fatalf("--minconfig exited %d", min.code)
+// minimalConfig is the printed minimal sample with edgehub off (as printed)
+// and the database in dir, plus extra lines under modules.edged.
+func minimalConfig(t *testing.T, dir, edgedExtra string) string {
+	t.Helper()
+	r := run(t, time.Minute, "--minconfig")
+	if r.code != 0 {
+		t.Fatalf("--minconfig exited %d", r.code)
 	}
-	c, err := config.Parse([]byte(min.stdout))
-	if err != nil {
+	text := strings.Replace(r.stdout, `dataSource: C:\var\lib\kubeedge\edgecore.db`,
+		"dataSource: "+toWindowsPath(filepath.Join(dir, "db", "edgecore.db")), 1)
+	if edgedExtra != "" {
+		text = strings.Replace(text, "  edged:\n", "  edged:\n"+edgedExtra, 1)
+	}
+	if !strings.Contains(text, "edgeHub:\n    enable: false") {
+		t.Fatal("the minimal sample no longer has edgehub disabled")
+	}
+	p := filepath.Join(dir, "edgecore.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	c.Modules.EdgeHub.Enable = false
-	// A database directory that does not exist yet: edgecore must create it.
-	c.DataBase.DataSource = toWindowsPath(filepath.Join(dir, "db", "edgecore.db"))
-	cfgPath := filepath.Join(dir, "edgecore.yaml")
-	data, err := yaml.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	return p
+}
 
-	r := run(t, 3*time.Minute, "--config", toWindowsPath(cfgPath))
+// With edgehub off, edgecore.exe must get as far as the embedded kubelet,
+// hand it the configured Windows priority class, and the kubelet then
+// reports the missing container runtime by its endpoint; without containerd
+// the process exits on its own.
+func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
+	dir := t.TempDir()
+	cfg := minimalConfig(t, dir, "    windowsPriorityClass: BELOW_NORMAL_PRIORITY_CLASS\n")
+
+	r := run(t, 3*time.Minute, "--config", toWindowsPath(cfg))
 	log := r.stdout + r.stderr
 	for _, want := range []string{
 		"Module edged registered successfully",
@@ -101,19 +121,115 @@ func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
 		"starting module metamanager",
 		"Starting edged",
 		`"Kubelet version" kubeletVersion="v1.30.7-kubeedge1"`,
+		`windowsPriorityClass="BELOW_NORMAL_PRIORITY_CLASS"`,
 		"npipe://./pipe/containerd-containerd",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q", want)
 		}
 	}
+	if strings.Contains(log, "Rewrote config value") {
+		t.Error("the printed sample needed rewriting when loaded")
+	}
 	if r.code == 0 {
 		t.Error("edgecore.exe exited 0 although the kubelet could not reach a container runtime")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "db", "edgecore.db")); err != nil {
-		t.Errorf("the database was not created: %v", err)
+		t.Errorf("the database was not created in a directory that did not exist: %v", err)
 	}
 	if t.Failed() {
 		t.Logf("edgecore.exe log:\n%s", log)
+	}
+}
+
+// A configuration written the Linux way, with forward slashes and drive-less
+// paths, starts with every path rewritten and each rewrite logged.
+func TestRewritesPosixStylePaths(t *testing.T) {
+	dir := t.TempDir()
+	id := filepath.Base(dir)
+	cfg := minimalConfig(t, dir, "    rootDirectory: /var/lib/kubelet-"+id+"/\n")
+	text, _ := os.ReadFile(cfg)
+	s := strings.Replace(string(text), "dataSource: "+toWindowsPath(filepath.Join(dir, "db", "edgecore.db")),
+		"dataSource: "+strings.ReplaceAll(toWindowsPath(filepath.Join(dir, "db", "edgecore.db")), `\`, "/"), 1)
+	s = strings.Replace(s, "containerRuntimeEndpoint: npipe://./pipe/containerd-containerd",
+		"containerRuntimeEndpoint: //./pipe/containerd-containerd", 1)
+	if err := os.WriteFile(cfg, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	r := run(t, 3*time.Minute, "--config", toWindowsPath(cfg))
+	log := r.stdout + r.stderr
+	for _, want := range []string{
+		`field="database.dataSource"`,
+		`to="` + strings.ReplaceAll(toWindowsPath(filepath.Join(dir, "db", "edgecore.db")), `\`, `\\`) + `"`,
+		`field="modules.edged.rootDirectory" from="/var/lib/kubelet-` + id + `/" to="C:\\var\\lib\\kubelet-` + id + `"`,
+		`field="modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint" from="//./pipe/containerd-containerd" to="npipe://./pipe/containerd-containerd"`,
+		"Starting edged",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+	if n := strings.Count(log, "Rewrote config value"); n != 3 {
+		t.Errorf("%d rewrites logged, want 3 (each once)", n)
+	}
+	// The drive-less root directory landed on the system drive.
+	root := filepath.Join(os.Getenv("WINEPREFIX"), "drive_c", "var", "lib", "kubelet-"+id)
+	if _, err := os.Stat(root); err != nil {
+		t.Errorf("root directory not created on the system drive: %v", err)
+	}
+	os.RemoveAll(root)
+	if t.Failed() {
+		t.Logf("edgecore.exe log:\n%s", log)
+	}
+}
+
+func TestRefusesUnknownPriorityClass(t *testing.T) {
+	dir := t.TempDir()
+	cfg := minimalConfig(t, dir, "    windowsPriorityClass: FOO\n")
+	r := run(t, time.Minute, "--config", toWindowsPath(cfg))
+	if r.code != 1 {
+		t.Errorf("exit code %d, want 1", r.code)
+	}
+	for _, want := range append([]string{"modules.edged.windowsPriorityClass", `"FOO"`}, config.WindowsPriorityClasses...) {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("error lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "Starting edged") {
+		t.Error("edged started with an invalid configuration")
+	}
+}
+
+// The generator refuses to write anything when cloudcore does not answer,
+// and writes a configuration that loads back when told not to check.
+func TestConfigGenerator(t *testing.T) {
+	const token = "3f6e2b1c9d8a7f6e5d4c3b2a19087f6e5d4c3b2a19087f6e5d4c3b2a19087f6e." +
+		"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE4OTM0NTYwMDB9.c2lnbmF0dXJl"
+	out := filepath.Join(t.TempDir(), "edgecore.yaml")
+	r := run(t, time.Minute, "config", "-e", "127.0.0.1:1", "-t", token, "-o", toWindowsPath(out))
+	if r.code != 1 || !strings.Contains(r.stderr, "--cloudcore-ipport") || !strings.Contains(r.stderr, "--offline") {
+		t.Errorf("unreachable cloudcore: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a configuration was written although cloudcore did not answer")
+	}
+
+	r = run(t, time.Minute, "config", "--cloudcore-ipport", "192.0.2.10:10000", "--token", token,
+		"--edgenode-name", "press-7", "--labels", "site=plant-1", "--offline", "--output", toWindowsPath(out))
+	if r.code != 0 {
+		t.Fatalf("--offline: exit %d\n%s", r.code, r.stderr)
+	}
+	c, rewrites, err := config.Load(out, windowsHost)
+	if err != nil || len(rewrites) != 0 {
+		t.Fatalf("generated configuration does not load back cleanly: %v %v", err, rewrites)
+	}
+	if c.Modules.EdgeHub.Token != token || c.Modules.Edged.HostnameOverride != "press-7" ||
+		c.Modules.EdgeHub.WebSocket.Server != "192.0.2.10:10000" || c.Modules.Edged.NodeLabels["site"] != "plant-1" {
+		t.Errorf("generated configuration: %+v", c.Modules.EdgeHub)
+	}
+	r = run(t, time.Minute, "config", "-e", "192.0.2.10:10000", "-t", token, "--offline", "-o", toWindowsPath(out))
+	if r.code != 1 || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("an existing configuration was not protected: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building edgecore.exe and running it under Wine need on a
+# Debian machine with Go already installed: the mingw C compiler (cgo builds
+# go-sqlite3), Wine and make; then fetches the Go modules.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v go >/dev/null || { echo "Go is not installed: install Go 1.22 or later first" >&2; exit 1; }
+
+need=()
+command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64)
+command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ] || need+=(wine64)
+command -v make >/dev/null || need+=(make)
+command -v gcc >/dev/null || need+=(gcc)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+go mod download
+(cd staging/src/github.com/kubeedge/beehive && go mod download)

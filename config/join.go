@@ -1,0 +1,184 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+
+	apivalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+)
+
+// Ports cloudcore listens on by default.
+const (
+	DefaultCertPort   = "10002"
+	DefaultQuicPort   = "10001"
+	DefaultTunnelPort = "10004"
+	DefaultWSPort     = "10000"
+)
+
+// Hub protocols an edge node can talk to cloudcore with.
+const (
+	HubWebSocket = "websocket"
+	HubQUIC      = "quic"
+)
+
+// JoinOptions are the inputs of a configuration for joining a cloud, named
+// after keadm join's flags so that the same commands work.
+type JoinOptions struct {
+	CloudCoreIPPort       string   // --cloudcore-ipport, -e
+	Token                 string   // --token, -t
+	EdgeNodeName          string   // --edgenode-name, -i
+	CertPort              string   // --certport, -s
+	Labels                []string // --labels, -l (key=value)
+	RemoteRuntimeEndpoint string   // --remote-runtime-endpoint, -p
+	HubProtocol           string   // --hub-protocol
+}
+
+// Reach reports whether cloudcore answers at a host:port; nil means yes.
+type Reach func(addr string) error
+
+// joinToken is what `keadm gettoken` prints: the hex SHA-256 of the cloud's
+// CA certificate, a dot, then a signed JWT (three base64url segments).
+var joinToken = regexp.MustCompile(`^[0-9a-f]{64}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$`)
+
+// JoinConfig builds the complete configuration of a node joining the cloud
+// at o.CloudCoreIPPort, for host. reach, when not nil, is asked whether
+// cloudcore's hub and certificate ports answer. Problems are returned
+// together, each naming the flag, the value and the fix.
+func JoinConfig(o JoinOptions, host Host, reach Reach) (*v1alpha2.EdgeCoreConfig, []Rewrite, error) {
+	var errs field.ErrorList
+	flag := func(name string) *field.Path { return field.NewPath("--" + name) }
+
+	cloudHost, hubPort, err := net.SplitHostPort(o.CloudCoreIPPort)
+	switch {
+	case o.CloudCoreIPPort == "":
+		errs = append(errs, field.Required(flag("cloudcore-ipport"), "give cloudcore's address and hub port, for example 192.168.1.10:10000"))
+	case err != nil || cloudHost == "" || !validPort(hubPort):
+		errs = append(errs, field.Invalid(flag("cloudcore-ipport"), o.CloudCoreIPPort, "expected HOST:PORT, for example 192.168.1.10:10000"))
+	}
+	certPort := o.CertPort
+	if certPort == "" {
+		certPort = DefaultCertPort
+	}
+	if !validPort(certPort) {
+		errs = append(errs, field.Invalid(flag("certport"), o.CertPort, "expected a port number between 1 and 65535 (cloudcore's default is 10002)"))
+	}
+	token := strings.TrimSpace(o.Token)
+	switch {
+	case token == "":
+		errs = append(errs, field.Required(flag("token"), "run `keadm gettoken` on the cloud side and pass its output"))
+	case !joinToken.MatchString(token):
+		errs = append(errs, field.Invalid(flag("token"), redact(token),
+			"not a KubeEdge join token: pass the whole output of `keadm gettoken` (64 hex characters, a dot, then a JWT)"))
+	}
+	protocol := o.HubProtocol
+	if protocol == "" {
+		protocol = HubWebSocket
+	}
+	if protocol != HubWebSocket && protocol != HubQUIC {
+		errs = append(errs, field.NotSupported(flag("hub-protocol"), o.HubProtocol, []string{HubWebSocket, HubQUIC}))
+	}
+	nodeName := o.EdgeNodeName
+	if nodeName == "" {
+		nodeName = NodeName(host.Hostname)
+	} else if msgs := apivalidation.IsDNS1123Subdomain(nodeName); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(flag("edgenode-name"), nodeName,
+			strings.Join(msgs, "; ")+"; for example "+NodeName(nodeName)))
+	}
+	labels, labelErrs := parseLabels(o.Labels, flag("labels"))
+	errs = append(errs, labelErrs...)
+	if len(errs) > 0 {
+		return nil, nil, &InvalidError{What: "join options", Errs: errs}
+	}
+
+	if reach != nil {
+		var unreachable field.ErrorList
+		for _, addr := range []string{o.CloudCoreIPPort, net.JoinHostPort(cloudHost, certPort)} {
+			if err := reach(addr); err != nil {
+				unreachable = append(unreachable, field.Invalid(flag("cloudcore-ipport"), addr,
+					fmt.Sprintf("cloudcore does not answer (%v): check that cloudcore runs, that the port is open in "+
+						"both firewalls, or pass --offline to write the configuration without checking", err)))
+			}
+		}
+		if len(unreachable) > 0 {
+			return nil, nil, &InvalidError{What: "join options", Errs: unreachable}
+		}
+	}
+
+	c, err := Sample(KindDefault, host)
+	if err != nil {
+		return nil, nil, err
+	}
+	hub := c.Modules.EdgeHub
+	hub.Enable = true
+	hub.Token = token
+	hub.HTTPServer = "https://" + net.JoinHostPort(cloudHost, certPort)
+	hub.WebSocket.Enable = protocol == HubWebSocket
+	hub.Quic.Enable = protocol == HubQUIC
+	hub.WebSocket.Server = net.JoinHostPort(cloudHost, DefaultWSPort)
+	hub.Quic.Server = net.JoinHostPort(cloudHost, DefaultQuicPort)
+	if protocol == HubQUIC {
+		hub.Quic.Server = o.CloudCoreIPPort
+	} else {
+		hub.WebSocket.Server = o.CloudCoreIPPort
+	}
+	c.Modules.EdgeStream.TunnelServer = net.JoinHostPort(cloudHost, DefaultTunnelPort)
+	e := c.Modules.Edged
+	e.HostnameOverride = nodeName
+	if len(labels) > 0 {
+		e.NodeLabels = labels
+	}
+	if o.RemoteRuntimeEndpoint != "" {
+		e.TailoredKubeletConfig.ContainerRuntimeEndpoint = o.RemoteRuntimeEndpoint
+		e.TailoredKubeletConfig.ImageServiceEndpoint = o.RemoteRuntimeEndpoint
+	}
+	rewrites := Normalize(c, host.GOOS)
+	if errs := validateAll(c, host.GOOS); len(errs) > 0 {
+		return nil, nil, &InvalidError{What: "generated configuration", Errs: errs}
+	}
+	return c, rewrites, nil
+}
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n > 0 && n < 65536
+}
+
+// redact keeps a token out of error messages and logs: its signature part is
+// a credential.
+func redact(token string) string {
+	if len(token) <= 12 {
+		return "<redacted>"
+	}
+	return token[:12] + "…<redacted>"
+}
+
+func parseLabels(in []string, path *field.Path) (map[string]string, field.ErrorList) {
+	var errs field.ErrorList
+	labels := map[string]string{}
+	for _, l := range in {
+		for _, kv := range strings.Split(l, ",") {
+			if kv == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				errs = append(errs, field.Invalid(path, kv, "expected key=value, for example site=plant-1"))
+				continue
+			}
+			for _, msg := range apivalidation.IsQualifiedName(k) {
+				errs = append(errs, field.Invalid(path, kv, "label key: "+msg))
+			}
+			for _, msg := range apivalidation.IsValidLabelValue(v) {
+				errs = append(errs, field.Invalid(path, kv, "label value: "+msg))
+			}
+			labels[k] = v
+		}
+	}
+	return labels, errs
+}

@@ -1,0 +1,116 @@
+package config
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+)
+
+// SystemDrive is where drive-less absolute paths such as /var/lib/kubeedge
+// land on Windows: Go's file functions resolve them against the current
+// drive, which for a service is the system drive.
+const SystemDrive = "C:"
+
+// Rewrite records one value changed while loading a configuration, so that
+// start-up can log what it did instead of changing settings silently.
+type Rewrite struct {
+	Field, From, To string
+}
+
+// Normalize rewrites the OS-dependent strings of c into their canonical form
+// for goos and returns what it changed. On Windows that means drive-letter
+// paths with backslashes and npipe:// endpoints; elsewhere nothing changes.
+func Normalize(c *v1alpha2.EdgeCoreConfig, goos string) []Rewrite {
+	if goos != Windows {
+		return nil
+	}
+	var rewrites []Rewrite
+	for _, f := range stringFields(c) {
+		var to string
+		switch f.kind {
+		case kindPath:
+			to = WindowsPath(*f.ptr)
+		case kindEndpoint, kindSocket:
+			if name, ok := pipeName(*f.ptr); ok {
+				to = "npipe://./pipe/" + name
+			} else if f.kind == kindSocket {
+				to = WindowsPath(*f.ptr)
+			} else {
+				to = *f.ptr
+			}
+		}
+		if to != *f.ptr {
+			rewrites = append(rewrites, Rewrite{Field: f.name, From: *f.ptr, To: to})
+			*f.ptr = to
+		}
+	}
+	// cgroupDriver means nothing to the Windows kubelet; a value in the file
+	// is a leftover of a Linux configuration and is dropped, not refused.
+	if k := kubeletConfig(c); k != nil && k.CgroupDriver != "" {
+		rewrites = append(rewrites, Rewrite{Field: "modules.edged.tailoredKubeletConfig.cgroupDriver", From: k.CgroupDriver, To: ""})
+		k.CgroupDriver = ""
+	}
+	return rewrites
+}
+
+func kubeletConfig(c *v1alpha2.EdgeCoreConfig) *v1alpha2.TailoredKubeletConfiguration {
+	if c.Modules == nil || c.Modules.Edged == nil {
+		return nil
+	}
+	return c.Modules.Edged.TailoredKubeletConfig
+}
+
+var driveLetter = regexp.MustCompile(`^[A-Za-z]:`)
+
+// WindowsPath puts p into canonical Windows form: forward slashes become
+// backslashes, runs of separators collapse (YAML users often double every
+// backslash), the drive letter is upper case, a drive-less absolute path gets
+// the system drive and a trailing separator goes. UNC paths keep their
+// leading pair. Relative paths stay relative so that validation can refuse
+// them by name.
+func WindowsPath(p string) string {
+	if p == "" {
+		return p
+	}
+	s := strings.ReplaceAll(p, "/", `\`)
+	unc := strings.HasPrefix(s, `\\`) && len(s) > 2 && s[2] != '\\'
+	for strings.Contains(s, `\\`) {
+		s = strings.ReplaceAll(s, `\\`, `\`)
+	}
+	switch {
+	case unc:
+		s = `\` + s
+	case driveLetter.MatchString(s):
+		s = strings.ToUpper(s[:1]) + s[1:]
+	case strings.HasPrefix(s, `\`):
+		s = SystemDrive + s
+	}
+	if len(s) > 3 && strings.HasSuffix(s, `\`) {
+		s = strings.TrimRight(s, `\`)
+	}
+	return s
+}
+
+var pipePath = regexp.MustCompile(`(?i)^\\+\.\\pipe\\(.+)$`)
+
+// pipeName recognises the spellings of a local named pipe: npipe://./pipe/x,
+// npipe:////./pipe/x (Docker's), \\.\pipe\x and //./pipe/x.
+func pipeName(s string) (string, bool) {
+	rest := s
+	if strings.HasPrefix(strings.ToLower(rest), "npipe:") {
+		rest = rest[len("npipe:"):]
+	}
+	rest = strings.ReplaceAll(rest, "/", `\`)
+	if !strings.HasPrefix(rest, `\`) {
+		// npipe://./pipe/x leaves ".\pipe\x" after the scheme's slashes
+		// are gone only when the slashes were there; ".\pipe\x" alone is
+		// a relative file path.
+		return "", false
+	}
+	m := pipePath.FindStringSubmatch(rest)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}

@@ -1,0 +1,142 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+)
+
+// WindowsPriorityClasses are the process priority classes the Windows
+// kubelet accepts for windowsPriorityClass.
+var WindowsPriorityClasses = []string{
+	"IDLE_PRIORITY_CLASS",
+	"BELOW_NORMAL_PRIORITY_CLASS",
+	"NORMAL_PRIORITY_CLASS",
+	"ABOVE_NORMAL_PRIORITY_CLASS",
+	"HIGH_PRIORITY_CLASS",
+	"REALTIME_PRIORITY_CLASS",
+}
+
+// linuxOnlySandboxImages are pause images without a Windows variant that
+// upstream defaults and Linux guides put into configurations.
+var linuxOnlySandboxImages = []string{"kubeedge/pause", "docker.io/kubeedge/pause"}
+
+// WindowsSandboxImage is a pause image whose manifest list carries Windows
+// Server 2019 and 2022 variants.
+const WindowsSandboxImage = "registry.k8s.io/pause:3.9"
+
+// Validate applies the rules of goos that upstream validation does not know:
+// on Windows, the kubelet settings that make it fail or panic there. Each
+// error names the field, the value and the fix. Call it after Normalize.
+func Validate(c *v1alpha2.EdgeCoreConfig, goos string) field.ErrorList {
+	if goos != Windows {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, f := range stringFields(c) {
+		if err := validateWindowsString(f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Modules == nil || c.Modules.Edged == nil || !c.Modules.Edged.Enable {
+		return errs
+	}
+	e := c.Modules.Edged
+	edged := field.NewPath("modules", "edged")
+	if !contains(WindowsPriorityClasses, e.WindowsPriorityClass) {
+		errs = append(errs, field.NotSupported(edged.Child("windowsPriorityClass"), e.WindowsPriorityClass, WindowsPriorityClasses))
+	}
+	if e.WindowsService {
+		errs = append(errs, field.Invalid(edged.Child("windowsService"), true,
+			"would make the embedded kubelet try to install itself as a service; edgecore is the service "+
+				"(`edgecore.exe service install`): set windowsService: false"))
+	}
+	if img := e.PodSandboxImage; isLinuxOnlyImage(img) {
+		errs = append(errs, field.Invalid(edged.Child("podSandboxImage"), img,
+			"this image has no Windows variant, so no pod can start: use "+WindowsSandboxImage+
+				" or a pause image built for your Windows Server version"))
+	}
+	k := e.TailoredKubeletConfig
+	if k == nil {
+		return errs
+	}
+	kp := edged.Child("tailoredKubeletConfig")
+	if k.CgroupsPerQOS != nil && *k.CgroupsPerQOS {
+		errs = append(errs, field.Invalid(kp.Child("cgroupsPerQOS"), true, "Windows has no cgroups: set cgroupsPerQOS: false"))
+	}
+	if k.CPUCFSQuota != nil && *k.CPUCFSQuota {
+		errs = append(errs, field.Invalid(kp.Child("cpuCFSQuota"), true, "CFS quotas are Linux-only: set cpuCFSQuota: false"))
+	}
+	if len(k.EnforceNodeAllocatable) > 0 {
+		errs = append(errs, field.Invalid(kp.Child("enforceNodeAllocatable"), k.EnforceNodeAllocatable,
+			"node allocatable is enforced through cgroups, which Windows lacks: set enforceNodeAllocatable: []"))
+	}
+	if k.ResolverConfig != nil && *k.ResolverConfig != "" {
+		errs = append(errs, field.Invalid(kp.Child("resolvConf"), *k.ResolverConfig,
+			`Windows has no resolv.conf and the kubelet takes the host's DNS settings: set resolvConf: ""`))
+	}
+	return errs
+}
+
+func validateWindowsString(f stringField) *field.Error {
+	v := *f.ptr
+	path := field.NewPath(f.name)
+	switch f.kind {
+	case kindEndpoint:
+		if _, ok := pipeName(v); ok || strings.HasPrefix(v, "tcp://") {
+			return nil
+		}
+		if v == "" {
+			return field.Required(path, "the Windows kubelet needs a container runtime endpoint: use "+winContainerdPipe)
+		}
+		if strings.HasPrefix(v, "unix://") {
+			return field.Invalid(path, v, "unix:// sockets are the Linux endpoint of containerd; on Windows use "+winContainerdPipe)
+		}
+		return field.Invalid(path, v, "use a named pipe ("+winContainerdPipe+") or a tcp:// address")
+	case kindSocket:
+		if _, ok := pipeName(v); ok || v == "" {
+			return nil
+		}
+	}
+	if v != "" && !isAbsWindows(v) {
+		return field.Invalid(path, v, fmt.Sprintf("a relative path depends on the directory edgecore is started from "+
+			"(System32 for a service): use an absolute path such as %s", absExample(f)))
+	}
+	return nil
+}
+
+func absExample(f stringField) string {
+	if f.windows != "" {
+		return f.windows
+	}
+	return `C:\etc\kubeedge\` + strings.TrimLeft(WindowsPath(*f.ptr), `.\`)
+}
+
+// isAbsWindows accepts C:\... and \\server\share\...; "C:x" is relative to
+// the current directory of drive C.
+func isAbsWindows(p string) bool {
+	if strings.HasPrefix(p, `\\`) {
+		return true
+	}
+	return len(p) >= 3 && driveLetter.MatchString(p) && (p[2] == '\\' || p[2] == '/')
+}
+
+func isLinuxOnlyImage(img string) bool {
+	repo := img
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	return contains(linuxOnlySandboxImages, repo)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,91 @@
+package app
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeedge-windows/edgecore/config"
+)
+
+// reachTimeout bounds each check that cloudcore answers.
+const reachTimeout = 5 * time.Second
+
+// newConfigCommand writes a complete configuration for joining a cloud, with
+// keadm join's flag names.
+func newConfigCommand() *cobra.Command {
+	var (
+		o         config.JoinOptions
+		output    string
+		offline   bool
+		overwrite bool
+	)
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Write a complete configuration for joining a KubeEdge cloud",
+		Long: "Write a complete edgecore configuration for this host that joins the cloudcore at --cloudcore-ipport\n" +
+			"with the token from `keadm gettoken`. Nothing is written when an input is wrong or cloudcore\n" +
+			"does not answer (use --offline to prepare a configuration away from the network).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			host := config.CurrentHost(runtime.GOOS)
+			var reach config.Reach
+			if !offline {
+				reach = dialReach
+				// The address this host reaches the cloud from is the node IP
+				// the cloud can reach it back on.
+				if ip, err := config.DefaultRouteIP(o.CloudCoreIPPort); err == nil {
+					host.NodeIP = ip.String()
+				}
+			}
+			c, rewrites, err := config.JoinConfig(o, host, reach)
+			if err != nil {
+				return err
+			}
+			for _, r := range rewrites {
+				klog.InfoS("Rewrote value into its Windows form", "field", r.Field, "from", r.From, "to", r.To)
+			}
+			body, err := yaml.Marshal(c)
+			if err != nil {
+				return err
+			}
+			data := append([]byte("# edgecore configuration for node "+c.Modules.Edged.HostnameOverride+
+				", joining cloudcore at "+o.CloudCoreIPPort+".\n# The token is removed from this file once the node certificates are issued.\n"), body...)
+			if output == "-" {
+				_, err := cmd.OutOrStdout().Write(data)
+				return err
+			}
+			if err := config.WriteNewFile(output, data, overwrite); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Wrote %s for node %s. Start edgecore with: %s --config %s\n",
+				output, c.Modules.Edged.HostnameOverride, config.ExecutableName(runtime.GOOS), output)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&o.CloudCoreIPPort, "cloudcore-ipport", "e", "", "Address and hub port of cloudcore, e.g. 192.168.1.10:10000")
+	fs.StringVarP(&o.Token, "token", "t", "", "Join token printed by `keadm gettoken` on the cloud side")
+	fs.StringVarP(&o.EdgeNodeName, "edgenode-name", "i", "", "Node name (default: the host name in lowercase)")
+	fs.StringVarP(&o.CertPort, "certport", "s", config.DefaultCertPort, "Port on which cloudcore issues certificates")
+	fs.StringSliceVarP(&o.Labels, "labels", "l", nil, "Node labels, key=value[,key=value]")
+	fs.StringVarP(&o.RemoteRuntimeEndpoint, "remote-runtime-endpoint", "p", "", "CRI endpoint (default: the containerd named pipe on Windows)")
+	fs.StringVar(&o.HubProtocol, "hub-protocol", config.HubWebSocket, "Protocol to talk to cloudcore: websocket or quic")
+	fs.StringVarP(&output, "output", "o", config.DefaultConfigFile(runtime.GOOS), "File to write, or - for standard output")
+	fs.BoolVar(&offline, "offline", false, "Do not check that cloudcore answers")
+	fs.BoolVar(&overwrite, "force", false, "Replace an existing configuration file")
+	return cmd
+}
+
+func dialReach(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, reachTimeout)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
