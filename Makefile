@@ -30,7 +30,9 @@ LDFLAGS := -s -w \
 	-X github.com/kubeedge/kubeedge/pkg/version.gitTreeState=clean \
 	-X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION) \
 	-X k8s.io/component-base/version.gitTreeState=clean
-GOBUILD := go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
+# Upstream files changed by patches/, applied through a build overlay.
+OVERLAY := $(OUT)/overlay/overlay.json
+GOBUILD := go build -trimpath -buildvcs=false -overlay $(OVERLAY) -ldflags "$(LDFLAGS)"
 
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd edge config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
@@ -40,17 +42,20 @@ SOURCES := $(shell find cmd edge config windows staging -name '*.go' -not -name 
 all: windows linux
 
 windows: $(WIN_EXE)
-$(WIN_EXE): $(SOURCES)
+$(OVERLAY): $(wildcard patches/*.patch) build/overlay.sh go.mod
+	build/overlay.sh $(OUT)/overlay
+
+$(WIN_EXE): $(SOURCES) $(OVERLAY)
 	@command -v $(MINGW_CC) >/dev/null || { echo "$(MINGW_CC) not found: apt-get install gcc-mingw-w64-x86-64"; exit 1; }
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -o $@ ./cmd/edgecore
 
 linux: $(LINUX_BIN)
-$(LINUX_BIN): $(SOURCES)
+$(LINUX_BIN): $(SOURCES) $(OVERLAY)
 	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ ./cmd/edgecore
 
 # Everything CI checks: unit tests with the race detector, vet for Windows,
-# the Windows build and the Wine smoke tests.
-test: unit vet windows wine-test
+# the Windows and Linux builds and the Wine smoke tests.
+test: unit vet windows linux wine-test
 
 unit:
 	go test -race -count=1 ./...

@@ -82,17 +82,21 @@ func TestMissingConfigFile(t *testing.T) {
 }
 
 // minimalConfig is the printed minimal sample with edgehub off (as printed)
-// and the database in dir, plus extra lines under modules.edged.
-func minimalConfig(t *testing.T, dir, edgedExtra string) string {
+// and the database in dir; each "old" line of replace becomes "new".
+func minimalConfig(t *testing.T, dir string, replace ...string) string {
 	t.Helper()
 	r := run(t, time.Minute, "--minconfig")
 	if r.code != 0 {
 		t.Fatalf("--minconfig exited %d", r.code)
 	}
-	text := strings.Replace(r.stdout, `dataSource: C:\var\lib\kubeedge\edgecore.db`,
-		"dataSource: "+toWindowsPath(filepath.Join(dir, "db", "edgecore.db")), 1)
-	if edgedExtra != "" {
-		text = strings.Replace(text, "  edged:\n", "  edged:\n"+edgedExtra, 1)
+	replace = append(replace, `  dataSource: C:\var\lib\kubeedge\edgecore.db`,
+		"  dataSource: "+toWindowsPath(filepath.Join(dir, "db", "edgecore.db")))
+	text := r.stdout
+	for i := 0; i+1 < len(replace); i += 2 {
+		if !strings.Contains(text, replace[i]+"\n") {
+			t.Fatalf("the minimal sample has no line %q", replace[i])
+		}
+		text = strings.Replace(text, replace[i]+"\n", replace[i+1]+"\n", 1)
 	}
 	if !strings.Contains(text, "edgeHub:\n    enable: false") {
 		t.Fatal("the minimal sample no longer has edgehub disabled")
@@ -104,13 +108,19 @@ func minimalConfig(t *testing.T, dir, edgedExtra string) string {
 	return p
 }
 
+const samplePriorityClass = "    windowsPriorityClass: NORMAL_PRIORITY_CLASS"
+
 // With edgehub off, edgecore.exe must get as far as the embedded kubelet,
 // hand it the configured Windows priority class, and the kubelet then
 // reports the missing container runtime by its endpoint; without containerd
 // the process exits on its own.
 func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
 	dir := t.TempDir()
-	cfg := minimalConfig(t, dir, "    windowsPriorityClass: BELOW_NORMAL_PRIORITY_CLASS\n")
+	cfg := minimalConfig(t, dir, samplePriorityClass, "    windowsPriorityClass: BELOW_NORMAL_PRIORITY_CLASS",
+		// Device twins on: the DMI server must serve its named pipe
+		// (patches/0001) instead of ending the process.
+		"    dmiSockPath: npipe://./pipe/kubeedge-dmi\n    enable: false",
+		"    dmiSockPath: npipe://./pipe/kubeedge-dmi\n    enable: true")
 
 	r := run(t, 3*time.Minute, "--config", toWindowsPath(cfg))
 	log := r.stdout + r.stderr
@@ -123,6 +133,8 @@ func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
 		`"Kubelet version" kubeletVersion="v1.30.7-kubeedge1"`,
 		`windowsPriorityClass="BELOW_NORMAL_PRIORITY_CLASS"`,
 		"npipe://./pipe/containerd-containerd",
+		"Module twin registered successfully",
+		`DMI server listens on named pipe \\.\pipe\kubeedge-dmi`,
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q", want)
@@ -130,6 +142,9 @@ func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
 	}
 	if strings.Contains(log, "Rewrote config value") {
 		t.Error("the printed sample needed rewriting when loaded")
+	}
+	if strings.Contains(log, "failed to start DMI Server") || strings.Contains(log, "failed to remove uds socket") {
+		t.Error("the DMI server did not start on its named pipe")
 	}
 	if r.code == 0 {
 		t.Error("edgecore.exe exited 0 although the kubelet could not reach a container runtime")
@@ -146,13 +161,18 @@ func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
 // paths, starts with every path rewritten and each rewrite logged.
 func TestRewritesPosixStylePaths(t *testing.T) {
 	dir := t.TempDir()
-	id := filepath.Base(dir)
-	cfg := minimalConfig(t, dir, "    rootDirectory: /var/lib/kubelet-"+id+"/\n")
-	text, _ := os.ReadFile(cfg)
-	s := strings.Replace(string(text), "dataSource: "+toWindowsPath(filepath.Join(dir, "db", "edgecore.db")),
-		"dataSource: "+strings.ReplaceAll(toWindowsPath(filepath.Join(dir, "db", "edgecore.db")), `\`, "/"), 1)
-	s = strings.Replace(s, "containerRuntimeEndpoint: npipe://./pipe/containerd-containerd",
-		"containerRuntimeEndpoint: //./pipe/containerd-containerd", 1)
+	id := filepath.Base(filepath.Dir(dir))
+	dbPath := toWindowsPath(filepath.Join(dir, "db", "edgecore.db"))
+	cfg := minimalConfig(t, dir,
+		`    rootDirectory: C:\var\lib\kubelet`, "    rootDirectory: /var/lib/kubelet-"+id+"/",
+		"      containerRuntimeEndpoint: npipe://./pipe/containerd-containerd",
+		"      containerRuntimeEndpoint: //./pipe/containerd-containerd")
+	text, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The database path with forward slashes.
+	s := strings.Replace(string(text), "dataSource: "+dbPath, "dataSource: "+strings.ReplaceAll(dbPath, `\`, "/"), 1)
 	if err := os.WriteFile(cfg, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +181,7 @@ func TestRewritesPosixStylePaths(t *testing.T) {
 	log := r.stdout + r.stderr
 	for _, want := range []string{
 		`field="database.dataSource"`,
-		`to="` + strings.ReplaceAll(toWindowsPath(filepath.Join(dir, "db", "edgecore.db")), `\`, `\\`) + `"`,
+		`to="` + strings.ReplaceAll(dbPath, `\`, `\\`) + `"`,
 		`field="modules.edged.rootDirectory" from="/var/lib/kubelet-` + id + `/" to="C:\\var\\lib\\kubelet-` + id + `"`,
 		`field="modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint" from="//./pipe/containerd-containerd" to="npipe://./pipe/containerd-containerd"`,
 		"Starting edged",
@@ -186,7 +206,7 @@ func TestRewritesPosixStylePaths(t *testing.T) {
 
 func TestRefusesUnknownPriorityClass(t *testing.T) {
 	dir := t.TempDir()
-	cfg := minimalConfig(t, dir, "    windowsPriorityClass: FOO\n")
+	cfg := minimalConfig(t, dir, samplePriorityClass, "    windowsPriorityClass: FOO")
 	r := run(t, time.Minute, "--config", toWindowsPath(cfg))
 	if r.code != 1 {
 		t.Errorf("exit code %d, want 1", r.code)
