@@ -30,9 +30,10 @@ LDFLAGS := -s -w \
 	-X github.com/kubeedge/kubeedge/pkg/version.gitTreeState=clean \
 	-X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION) \
 	-X k8s.io/component-base/version.gitTreeState=clean
-# Upstream files changed by patches/, applied through a build overlay.
-OVERLAY := $(OUT)/overlay/overlay.json
-GOBUILD := go build -trimpath -buildvcs=false -overlay $(OVERLAY) -ldflags "$(LDFLAGS)"
+# Upstream KubeEdge with patches/ applied, and the module file that uses it.
+PATCHED := $(OUT)/upstream
+MODFILE := $(PATCHED)/go.mod
+GOBUILD := go build -modfile=$(MODFILE) -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
 
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd edge config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
@@ -42,15 +43,15 @@ SOURCES := $(shell find cmd edge config windows staging -name '*.go' -not -name 
 all: windows linux
 
 windows: $(WIN_EXE)
-$(OVERLAY): $(wildcard patches/*.patch) build/overlay.sh go.mod
-	build/overlay.sh $(OUT)/overlay
+$(MODFILE): $(wildcard patches/*.patch) build/patch-upstream.sh go.mod go.sum
+	build/patch-upstream.sh $(PATCHED)
 
-$(WIN_EXE): $(SOURCES) $(OVERLAY)
+$(WIN_EXE): $(SOURCES) $(MODFILE)
 	@command -v $(MINGW_CC) >/dev/null || { echo "$(MINGW_CC) not found: apt-get install gcc-mingw-w64-x86-64"; exit 1; }
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -o $@ ./cmd/edgecore
 
 linux: $(LINUX_BIN)
-$(LINUX_BIN): $(SOURCES) $(OVERLAY)
+$(LINUX_BIN): $(SOURCES) $(MODFILE)
 	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ ./cmd/edgecore
 
 # Everything CI checks: unit tests with the race detector, vet for Windows,

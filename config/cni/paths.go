@@ -1,0 +1,46 @@
+// Package cni writes and checks the CNI configuration that containerd on
+// Windows hands to the "nat" plugin of windows-container-networking.
+//
+// The rules are plain data in, data out: the host's facts (its interfaces,
+// its DNS servers, the content of a config file) come in as arguments, so
+// the Windows rules are tested on any OS. HostNetworks and HostResolvers
+// gather those facts on the real host.
+package cni
+
+import "strings"
+
+// containerd's CRI plugin on Windows reads CNI files from these directories
+// unless its config.toml says otherwise. Install scripts that put them
+// elsewhere leave containerd with "cni plugin not initialized".
+const (
+	DefaultConfDir = `C:\Program Files\containerd\cni\conf`
+	DefaultBinDir  = `C:\Program Files\containerd\cni\bin`
+)
+
+// DefaultFileName is the name of containerd's own sample, so that writing
+// ours replaces that sample and its traps. containerd on Windows loads only
+// the first network config by file name (see PickConfFile).
+const DefaultFileName = "0-containerd-nat.conf"
+
+// DefaultConfPath is where cni-config writes unless told otherwise.
+const DefaultConfPath = DefaultConfDir + `\` + DefaultFileName
+
+// ContainerdDirs returns containerd's CNI conf and bin dirs for the value of
+// %ProgramFiles%, which containerd builds them from; "" gives the defaults.
+func ContainerdDirs(programFiles string) (confDir, binDir string) {
+	programFiles = strings.TrimRight(programFiles, `\/`)
+	if programFiles == "" {
+		return DefaultConfDir, DefaultBinDir
+	}
+	base := programFiles + `\containerd\cni\`
+	return base + "conf", base + "bin"
+}
+
+// NATInterfaceName is the host adapter Windows creates for the HNS network
+// named "nat". The nat plugin reuses an existing network of that name with
+// the subnet it already has, so a new config must match it.
+const NATInterfaceName = "vEthernet (nat)"
+
+// NetworkName is the CNI network name. Older releases of the plugin take the
+// HNS network type from the name rather than from "type", so it stays "nat".
+const NetworkName = "nat"

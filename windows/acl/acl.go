@@ -1,0 +1,71 @@
+// Package acl restricts edgecore's files and endpoints on Windows to the
+// accounts that run and administer it: SYSTEM (the service) and the
+// members of BUILTIN\Administrators (the operator). The security
+// descriptors are SDDL strings here, tested on any build host; the Windows
+// file applies them.
+package acl
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+)
+
+// DirectorySDDL is the DACL for C:\etc\kubeedge and everything under it:
+// the configuration, the node's private key and certificates, the
+// database. P (protected) stops it from inheriting the looser ACL of C:\
+// or C:\etc, which lets every user read; OICI makes files (OI) and
+// directories (CI) created later inherit it; FA is full control. No other
+// account, Users and Everyone included, gets any access.
+const DirectorySDDL = "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
+
+// PipeSDDL is the security descriptor for the DMI named pipe, through which
+// device mappers talk to edgecore: only SYSTEM and Administrators may
+// connect. A pipe has no children, so nothing is inherited; GA is all
+// access.
+const PipeSDDL = "D:P(A;;GA;;;SY)(A;;GA;;;BA)"
+
+// inheritOnlySDDL is an empty DACL. Set without protection on an entry
+// below the root, it leaves exactly the ACEs inherited from the root,
+// removing any explicit ACE that granted someone else access.
+const inheritOnlySDDL = "D:"
+
+// walk calls apply for root and for every file and directory below it,
+// parents before their children. An entry isLink reports is neither
+// changed nor entered: setting an ACL through a symbolic link or junction
+// changes its target, which may be outside the tree (a junction to
+// C:\Windows, say). A root that is itself a link is refused.
+func walk(root string, isLink func(path string, d fs.DirEntry) (bool, error), apply func(path string, isRoot bool) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == root {
+				return fmt.Errorf("restricting access to %s: %w", root, err)
+			}
+			return fmt.Errorf("restricting access to %s: reading %s: %w", root, path, err)
+		}
+		link, err := isLink(path, d)
+		if err != nil {
+			return fmt.Errorf("restricting access to %s: examining %s: %w", root, path, err)
+		}
+		if link {
+			if path == root {
+				return fmt.Errorf("restricting access to %s: it is a symbolic link or junction; pass the directory it points to", root)
+			}
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if err := apply(path, path == root); err != nil {
+			return fmt.Errorf("restricting access to %s: %s: %w", root, path, err)
+		}
+		return nil
+	})
+}
+
+// isLinkMode is the part of the link test that file modes answer on every
+// platform: symbolic links, and what Go marks irregular (on Windows, mount
+// points and other reparse points).
+func isLinkMode(m fs.FileMode) bool {
+	return m&(fs.ModeSymlink|fs.ModeIrregular) != 0
+}

@@ -1,0 +1,275 @@
+package acl
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// ace is one access control entry of an SDDL string:
+// (type;flags;rights;object guid;inherit object guid;trustee).
+type ace struct {
+	Type, Flags, Rights, Trustee string
+}
+
+// dacl is the D: part of an SDDL string.
+type dacl struct {
+	Flags string // P protected, AI auto-inherited, AR
+	ACEs  []ace
+}
+
+// parseDACL parses an SDDL string that has only a D: part, as edgecore's
+// descriptors do (an O: or G: part would change the owner, which needs
+// privileges edgecore does not ask for).
+func parseDACL(t *testing.T, sddl string) dacl {
+	t.Helper()
+	rest, ok := strings.CutPrefix(sddl, "D:")
+	if !ok {
+		t.Fatalf("%q does not start with D: (only a DACL is expected)", sddl)
+	}
+	var d dacl
+	i := strings.IndexByte(rest, '(')
+	if i < 0 {
+		d.Flags = rest
+		return d
+	}
+	d.Flags, rest = rest[:i], rest[i:]
+	for rest != "" {
+		if rest[0] != '(' {
+			t.Fatalf("%q: expected an ACE in parentheses at %q", sddl, rest)
+		}
+		end := strings.IndexByte(rest, ')')
+		if end < 0 {
+			t.Fatalf("%q: unterminated ACE at %q", sddl, rest)
+		}
+		f := strings.Split(rest[1:end], ";")
+		if len(f) != 6 {
+			t.Fatalf("%q: ACE %q has %d fields, want 6", sddl, rest[:end+1], len(f))
+		}
+		d.ACEs = append(d.ACEs, ace{Type: f[0], Flags: f[1], Rights: f[2], Trustee: f[5]})
+		rest = rest[end+1:]
+	}
+	return d
+}
+
+// controlFlags splits the flags of a D: part: P (protected), AI and AR.
+func controlFlags(t *testing.T, s string) map[string]bool {
+	t.Helper()
+	m := map[string]bool{}
+	for s != "" {
+		switch {
+		case strings.HasPrefix(s, "P"):
+			m["P"], s = true, s[1:]
+		case strings.HasPrefix(s, "AI"), strings.HasPrefix(s, "AR"):
+			m[s[:2]], s = true, s[2:]
+		default:
+			t.Fatalf("unknown DACL flag at %q", s)
+		}
+	}
+	return m
+}
+
+// flags splits the flags of an ACE into its two-letter flags.
+func flags(t *testing.T, s string) map[string]bool {
+	t.Helper()
+	if len(s)%2 != 0 {
+		t.Fatalf("flag string %q has an odd length", s)
+	}
+	m := map[string]bool{}
+	for i := 0; i < len(s); i += 2 {
+		m[s[i:i+2]] = true
+	}
+	return m
+}
+
+// Trustees that must never appear: Everyone, Users, Authenticated Users,
+// Interactive, Guests, Anonymous, by alias and by SID.
+var broad = map[string]string{
+	"WD": "Everyone", "S-1-1-0": "Everyone",
+	"BU": "BUILTIN\\Users", "S-1-5-32-545": "BUILTIN\\Users",
+	"AU": "Authenticated Users", "S-1-5-11": "Authenticated Users",
+	"IU": "Interactive", "S-1-5-4": "Interactive",
+	"BG": "Guests", "S-1-5-32-546": "Guests",
+	"AN": "Anonymous", "S-1-5-7": "Anonymous",
+}
+
+// checkOnlySystemAndAdmins asserts that d allows access to SYSTEM and
+// Administrators and to no one else.
+func checkOnlySystemAndAdmins(t *testing.T, name string, d dacl) {
+	t.Helper()
+	var trustees []string
+	for _, a := range d.ACEs {
+		if who, bad := broad[a.Trustee]; bad {
+			t.Errorf("%s grants %s access: %+v", name, who, a)
+		}
+		if a.Type != "A" {
+			t.Errorf("%s has a %q ACE; only allow ACEs are expected: %+v", name, a.Type, a)
+		}
+		trustees = append(trustees, a.Trustee)
+	}
+	if want := []string{"SY", "BA"}; !reflect.DeepEqual(trustees, want) {
+		t.Errorf("%s trustees = %v, want exactly %v", name, trustees, want)
+	}
+}
+
+func TestDirectorySDDL(t *testing.T) {
+	d := parseDACL(t, DirectorySDDL)
+	if !controlFlags(t, d.Flags)["P"] {
+		t.Errorf("DACL flags %q lack P: the directory would inherit C:\\'s ACL, which lets Users read", d.Flags)
+	}
+	checkOnlySystemAndAdmins(t, "DirectorySDDL", d)
+	for _, a := range d.ACEs {
+		f := flags(t, a.Flags)
+		if !f["OI"] || !f["CI"] {
+			t.Errorf("ACE %+v lacks OI and CI: files and directories created later would not inherit it", a)
+		}
+		if f["IO"] {
+			t.Errorf("ACE %+v is inherit-only: it would not apply to C:\\etc\\kubeedge itself", a)
+		}
+		if f["NP"] {
+			t.Errorf("ACE %+v stops at the first level: deeper directories would not inherit it", a)
+		}
+		if a.Rights != "FA" {
+			t.Errorf("ACE %+v grants %q, want full control FA", a, a.Rights)
+		}
+	}
+}
+
+func TestPipeSDDL(t *testing.T) {
+	d := parseDACL(t, PipeSDDL)
+	if !controlFlags(t, d.Flags)["P"] {
+		t.Errorf("DACL flags %q lack P", d.Flags)
+	}
+	checkOnlySystemAndAdmins(t, "PipeSDDL", d)
+	for _, a := range d.ACEs {
+		if a.Flags != "" {
+			t.Errorf("pipe ACE %+v has inheritance flags; a pipe has no children", a)
+		}
+		if a.Rights != "GA" {
+			t.Errorf("pipe ACE %+v grants %q, want GA", a, a.Rights)
+		}
+	}
+}
+
+func TestInheritOnlySDDLIsAnEmptyDACL(t *testing.T) {
+	d := parseDACL(t, inheritOnlySDDL)
+	if len(d.ACEs) != 0 || d.Flags != "" {
+		t.Errorf("%q = %+v, want an empty unprotected DACL so that only inherited ACEs remain", inheritOnlySDDL, d)
+	}
+}
+
+func TestParseDACLSeesEveryone(t *testing.T) {
+	// The checks above are only as good as the parser: a descriptor that
+	// lets Everyone read must be caught.
+	d := parseDACL(t, "D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;FR;;;WD)")
+	if len(d.ACEs) != 3 || d.ACEs[2].Trustee != "WD" || d.ACEs[2].Rights != "FR" || d.Flags != "PAI" {
+		t.Fatalf("parsed %+v", d)
+	}
+	if who := broad[d.ACEs[2].Trustee]; who != "Everyone" {
+		t.Errorf("WD not recognised as Everyone")
+	}
+}
+
+func linkByMode(_ string, d fs.DirEntry) (bool, error) { return isLinkMode(d.Type()), nil }
+
+// symlink makes a symbolic link for the walk tests. Windows allows that
+// only with Developer Mode or elevation, and the walk itself is the same
+// code on every platform, so those tests run where links are ordinary.
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows; the walk is tested on other hosts")
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWalkVisitsTheTreeButNotThroughLinks(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "kubeedge")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{"config", "ca", "certs/sub", "../outside"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"config/edgecore.yaml", "certs/server.key", "certs/sub/x", "../outside/secret"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	symlink(t, outside, filepath.Join(root, "link-to-outside"))
+	symlink(t, filepath.Join(outside, "secret"), filepath.Join(root, "config", "secret-link"))
+
+	var visited []string
+	roots := 0
+	err := walk(root, linkByMode, func(path string, isRoot bool) error {
+		rel, _ := filepath.Rel(root, path)
+		visited = append(visited, filepath.ToSlash(rel))
+		if isRoot {
+			roots++
+			if path != root {
+				t.Errorf("isRoot for %s", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".", "ca", "certs", "certs/server.key", "certs/sub", "certs/sub/x", "config", "config/edgecore.yaml"}
+	if !reflect.DeepEqual(visited, want) {
+		t.Errorf("visited %v\nwant    %v", visited, want)
+	}
+	if roots != 1 || visited[0] != "." {
+		t.Errorf("the root must be visited first and once; visited %v", visited)
+	}
+}
+
+func TestWalkRefusesALinkAsRoot(t *testing.T) {
+	base := t.TempDir()
+	if err := os.Mkdir(filepath.Join(base, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "kubeedge")
+	symlink(t, filepath.Join(base, "real"), link)
+	called := false
+	err := walk(link, linkByMode, func(string, bool) error { called = true; return nil })
+	if err == nil || !strings.Contains(err.Error(), "symbolic link or junction") {
+		t.Errorf("walk of a link = %v, want a refusal", err)
+	}
+	if called {
+		t.Error("walk changed something through a link root")
+	}
+}
+
+func TestWalkNamesAMissingRoot(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "missing")
+	err := walk(root, linkByMode, func(string, bool) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), root) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("walk of a missing root = %v, want a not-exist error naming it", err)
+	}
+}
+
+func TestWalkStopsAtTheFirstFailureNamingThePath(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	denied := errors.New("access is denied")
+	err := walk(root, linkByMode, func(path string, isRoot bool) error {
+		if !isRoot {
+			return denied
+		}
+		return nil
+	})
+	if !errors.Is(err, denied) || !strings.Contains(err.Error(), filepath.Join(root, "a")) {
+		t.Errorf("walk = %v, want the apply error naming the file", err)
+	}
+}

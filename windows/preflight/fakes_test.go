@@ -1,0 +1,137 @@
+package preflight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+)
+
+var now = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+const goodCNI = `{
+  "cniVersion": "0.2.0", "name": "nat", "type": "nat",
+  "ipam": {"subnet": "10.244.1.0/24", "routes": [{"gw": "10.244.1.1"}]},
+  "dns": {"nameservers": ["10.0.0.2"]},
+  "capabilities": {"portMappings": true}
+}`
+
+// host is a fake Windows host; healthyHost passes every check, and each
+// test changes the one fact it is about.
+type host struct {
+	version   WindowsVersion
+	versionEr error
+	features  bool
+	elevated  bool
+	procs     []Process
+	free      uint64
+	existing  map[string]bool
+	cri       CRIStatus
+	criErr    error
+	files     map[string]string // path -> content; dirs are derived
+	platforms []Platform
+	platErr   error
+	dialErr   map[string]error
+	certs     map[string]Validity
+	certErr   map[string]error
+}
+
+func healthyConfig() Config {
+	return Config{
+		CRIEndpoint:  "npipe://./pipe/containerd-containerd",
+		SandboxImage: "registry.k8s.io/pause:3.9",
+		CloudCore:    CloudCoreEndpoints("192.0.2.10:10000", "https://192.0.2.10:10002"),
+		Certificates: []string{`C:\etc\kubeedge\ca\rootCA.crt`, `C:\etc\kubeedge\certs\server.crt`},
+		RootDir:      `C:\var\lib\kubelet`,
+	}
+}
+
+func healthyHost() *host {
+	return &host{
+		version:  WindowsVersion{ProductName: "Windows Server 2022 Datacenter", Build: 20348, UBR: 2227},
+		features: true,
+		elevated: true,
+		procs: []Process{
+			{PID: 0, Name: "[System Process]"}, {PID: 4, Name: "System"},
+			{PID: 812, Name: "containerd.exe"}, {PID: 900, Name: "kubelet-helper.exe"},
+		},
+		free:     40 * GiB,
+		existing: map[string]bool{`C:\`: true, `C:\var`: true, `C:\var\lib`: true, `C:\var\lib\kubelet`: true},
+		cri: CRIStatus{RuntimeName: "containerd", RuntimeVersion: "v1.7.13", RuntimeAPIVersion: "v1",
+			Conditions: []CRICondition{{Type: "RuntimeReady", Status: true}, {Type: "NetworkReady", Status: true}}},
+		files: map[string]string{
+			`C:\Program Files\containerd\cni\conf\0-containerd-nat.conf`: goodCNI,
+			`C:\Program Files\containerd\cni\bin\nat.exe`:                "MZ",
+		},
+		platforms: []Platform{
+			{OS: "linux", Architecture: "amd64"},
+			{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763.4737"},
+			{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348.1906"},
+		},
+		certs: map[string]Validity{
+			`C:\etc\kubeedge\ca\rootCA.crt`:    {NotBefore: now.AddDate(-1, 0, 0), NotAfter: now.AddDate(9, 0, 0)},
+			`C:\etc\kubeedge\certs\server.crt`: {NotBefore: now.AddDate(0, -1, 0), NotAfter: now.AddDate(1, 0, 0)},
+		},
+	}
+}
+
+func (h *host) probes() Probes {
+	return Probes{
+		WindowsVersion:    func() (WindowsVersion, error) { return h.version, h.versionEr },
+		ContainersFeature: func() (bool, error) { return h.features, nil },
+		Elevated:          func() (bool, error) { return h.elevated, nil },
+		Processes:         func() ([]Process, error) { return h.procs, nil },
+		FreeDisk: func(dir string) (uint64, error) {
+			if !h.existing[dir] {
+				return 0, fmt.Errorf("free space asked for %s, which does not exist", dir)
+			}
+			return h.free, nil
+		},
+		Exists: func(path string) (bool, error) { return h.existing[path], nil },
+		CRI: func(ctx context.Context, endpoint string) (CRIStatus, error) {
+			if _, ok := ctx.Deadline(); !ok {
+				return CRIStatus{}, errors.New("called without a deadline")
+			}
+			return h.cri, h.criErr
+		},
+		ReadDir: func(dir string) ([]string, error) {
+			var names []string
+			for p := range h.files {
+				if rest, ok := strings.CutPrefix(p, dir+`\`); ok && !strings.Contains(rest, `\`) {
+					names = append(names, rest)
+				}
+			}
+			if names == nil {
+				return nil, fmt.Errorf("open %s: %w", dir, fs.ErrNotExist)
+			}
+			return names, nil
+		},
+		ReadFile: func(path string) ([]byte, error) {
+			s, ok := h.files[path]
+			if !ok {
+				return nil, fs.ErrNotExist
+			}
+			return []byte(s), nil
+		},
+		ImagePlatforms: func(ctx context.Context, image string) ([]Platform, error) { return h.platforms, h.platErr },
+		Dial: func(ctx context.Context, address string) error {
+			if _, ok := ctx.Deadline(); !ok {
+				return errors.New("dialled without a deadline")
+			}
+			return h.dialErr[address]
+		},
+		Certificate: func(path string) (Validity, error) {
+			if err := h.certErr[path]; err != nil {
+				return Validity{}, err
+			}
+			v, ok := h.certs[path]
+			if !ok {
+				return Validity{}, fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
+			}
+			return v, nil
+		},
+		Now: func() time.Time { return now },
+	}
+}

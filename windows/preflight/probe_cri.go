@@ -1,0 +1,98 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// criStatus is the CRI probe: Version, then Status, over one connection.
+func criStatus(ctx context.Context, endpoint string) (CRIStatus, error) {
+	dial, err := criDialer(endpoint)
+	if err != nil {
+		return CRIStatus{}, err
+	}
+	// Dialling first gives "cannot connect" its own error, rather than a
+	// gRPC Unavailable that hides whether containerd answered at all.
+	first, err := dial(ctx)
+	if err != nil {
+		return CRIStatus{}, fmt.Errorf("cannot connect: %w", err)
+	}
+	pre := make(chan net.Conn, 1)
+	pre <- first
+	conn, err := grpc.NewClient("passthrough:///cri",
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			select {
+			case c := <-pre:
+				return c, nil
+			default:
+				return dial(ctx)
+			}
+		}))
+	if err != nil {
+		first.Close()
+		return CRIStatus{}, err
+	}
+	defer conn.Close()
+	client := runtimeapi.NewRuntimeServiceClient(conn)
+	v, err := client.Version(ctx, &runtimeapi.VersionRequest{Version: "v1"})
+	if status.Code(err) == codes.Unimplemented {
+		return CRIStatus{}, ErrCRIv1Unsupported
+	}
+	if err != nil {
+		return CRIStatus{}, fmt.Errorf("runtime Version call: %w", err)
+	}
+	st, err := client.Status(ctx, &runtimeapi.StatusRequest{})
+	if err != nil {
+		return CRIStatus{}, fmt.Errorf("runtime Status call: %w", err)
+	}
+	out := CRIStatus{RuntimeName: v.RuntimeName, RuntimeVersion: v.RuntimeVersion, RuntimeAPIVersion: v.RuntimeApiVersion}
+	if st.Status != nil {
+		for _, c := range st.Status.Conditions {
+			out.Conditions = append(out.Conditions, CRICondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
+		}
+	}
+	return out, nil
+}
+
+// criDialer understands the endpoint forms edged accepts on Windows:
+// npipe://./pipe/name (also with four slashes) and tcp://host:port.
+func criDialer(endpoint string) (func(context.Context) (net.Conn, error), error) {
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(endpoint), "://")
+	if !ok {
+		return nil, fmt.Errorf("%q has no scheme: write it as npipe://./pipe/containerd-containerd", endpoint)
+	}
+	switch strings.ToLower(scheme) {
+	case "npipe":
+		path, err := pipePath(rest)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (net.Conn, error) { return dialPipe(ctx, path) }, nil
+	case "tcp":
+		return func(ctx context.Context) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", rest)
+		}, nil
+	}
+	return nil, fmt.Errorf("scheme %q of %q is not supported: use npipe:// or tcp://", scheme, endpoint)
+}
+
+// pipePath turns "./pipe/containerd-containerd" or "//./pipe/..." into the
+// Windows pipe name \\.\pipe\containerd-containerd.
+func pipePath(rest string) (string, error) {
+	rest = strings.TrimLeft(strings.ReplaceAll(rest, `\`, "/"), "/")
+	host, name, ok := strings.Cut(rest, "/pipe/")
+	if !ok || host == "" || name == "" {
+		return "", fmt.Errorf("npipe://%s is not a pipe address: write it as npipe://./pipe/containerd-containerd", rest)
+	}
+	return `\\` + host + `\pipe\` + strings.ReplaceAll(name, "/", `\`), nil
+}

@@ -1,0 +1,119 @@
+package preflight
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// fakeRuntime answers Version and Status as containerd does.
+type fakeRuntime struct {
+	runtimeapi.UnimplementedRuntimeServiceServer
+	networkReady bool
+}
+
+func (f *fakeRuntime) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: "containerd", RuntimeVersion: "v1.7.13", RuntimeApiVersion: "v1"}, nil
+}
+
+func (f *fakeRuntime) Status(context.Context, *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	net := &runtimeapi.RuntimeCondition{Type: "NetworkReady", Status: f.networkReady}
+	if !f.networkReady {
+		net.Reason, net.Message = "NetworkPluginNotReady", "Network plugin returns error: cni plugin not initialized"
+	}
+	return &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+		{Type: "RuntimeReady", Status: true}, net,
+	}}}, nil
+}
+
+// serveCRI starts a gRPC server on loopback and returns its tcp:// endpoint.
+func serveCRI(t *testing.T, srv runtimeapi.RuntimeServiceServer) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	if srv != nil {
+		runtimeapi.RegisterRuntimeServiceServer(s, srv)
+	}
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	return "tcp://" + lis.Addr().String()
+}
+
+func TestCRIStatusOverTCP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := criStatus(ctx, serveCRI(t, &fakeRuntime{networkReady: false}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.RuntimeName != "containerd" || st.RuntimeVersion != "v1.7.13" || st.RuntimeAPIVersion != "v1" {
+		t.Errorf("version facts %+v", st)
+	}
+	want := []CRICondition{{Type: "RuntimeReady", Status: true},
+		{Type: "NetworkReady", Reason: "NetworkPluginNotReady", Message: "Network plugin returns error: cni plugin not initialized"}}
+	if len(st.Conditions) != 2 || st.Conditions[0] != want[0] || st.Conditions[1] != want[1] {
+		t.Errorf("conditions %+v, want %+v", st.Conditions, want)
+	}
+}
+
+func TestCRIStatusWithoutV1(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// A server without runtime.v1 answers Unimplemented, as containerd 1.5 does.
+	_, err := criStatus(ctx, serveCRI(t, nil))
+	if !errors.Is(err, ErrCRIv1Unsupported) {
+		t.Errorf("got %v, want ErrCRIv1Unsupported", err)
+	}
+}
+
+func TestCRIStatusNothingListening(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = criStatus(ctx, "tcp://"+addr)
+	if err == nil || !strings.HasPrefix(err.Error(), "cannot connect: ") {
+		t.Errorf("got %v, want a cannot-connect error", err)
+	}
+}
+
+func TestCRIEndpoints(t *testing.T) {
+	for endpoint, want := range map[string]string{
+		"npipe://./pipe/containerd-containerd":       `\\.\pipe\containerd-containerd`,
+		"npipe:////./pipe/containerd-containerd":     `\\.\pipe\containerd-containerd`,
+		`npipe://\\.\pipe\containerd-containerd`:     `\\.\pipe\containerd-containerd`,
+		"NPIPE://./pipe/dockershim":                  `\\.\pipe\dockershim`,
+		"npipe://./containerd-containerd":            `error: npipe://./containerd-containerd is not a pipe address: write it as npipe://./pipe/containerd-containerd`,
+		"/run/containerd/containerd.sock":            `error: "/run/containerd/containerd.sock" has no scheme: write it as npipe://./pipe/containerd-containerd`,
+		"unix:///run/containerd/containerd.sock":     `error: scheme "unix" of "unix:///run/containerd/containerd.sock" is not supported: use npipe:// or tcp://`,
+		"tcp://127.0.0.1:1":                          "tcp",
+		"npipe://server1/pipe/containerd-containerd": `\\server1\pipe\containerd-containerd`,
+	} {
+		got := "tcp"
+		if scheme, rest, _ := strings.Cut(endpoint, "://"); strings.EqualFold(scheme, "npipe") {
+			p, err := pipePath(rest)
+			got = p
+			if err != nil {
+				got = "error: " + err.Error()
+			}
+		} else if _, err := criDialer(endpoint); err != nil {
+			got = "error: " + err.Error()
+		}
+		if got != want {
+			t.Errorf("%s\n got: %s\nwant: %s", endpoint, got, want)
+		}
+	}
+}

@@ -1,0 +1,20 @@
+//go:build !windows
+
+package preflight
+
+import (
+	"errors"
+	"runtime"
+)
+
+var errNotWindows = errors.New("not supported on " + runtime.GOOS + ": run preflight on the Windows host")
+
+func windowsVersion() (WindowsVersion, error) { return WindowsVersion{}, errNotWindows }
+
+func containersFeature() (bool, error) { return false, errNotWindows }
+
+func elevated() (bool, error) { return false, errNotWindows }
+
+func processes() ([]Process, error) { return nil, errNotWindows }
+
+func freeDisk(string) (uint64, error) { return 0, errNotWindows }

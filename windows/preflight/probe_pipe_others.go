@@ -1,0 +1,14 @@
+//go:build !windows
+
+package preflight
+
+import (
+	"context"
+	"errors"
+	"net"
+	"runtime"
+)
+
+func dialPipe(context.Context, string) (net.Conn, error) {
+	return nil, errors.New("named pipes are not supported on " + runtime.GOOS + ": use a tcp:// endpoint")
+}

@@ -1,0 +1,12 @@
+package preflight
+
+import (
+	"context"
+	"net"
+
+	"github.com/Microsoft/go-winio"
+)
+
+func dialPipe(ctx context.Context, path string) (net.Conn, error) {
+	return winio.DialPipeContext(ctx, path)
+}

@@ -1,0 +1,94 @@
+package preflight
+
+import (
+	"context"
+	"time"
+)
+
+// Probes gather the facts the checks judge. A nil probe gives a WARN row
+// saying the check was not made. SystemProbes returns the real ones.
+type Probes struct {
+	WindowsVersion    func() (WindowsVersion, error)
+	ContainersFeature func() (bool, error)
+	Elevated          func() (bool, error)
+	// Processes lists running processes; a process whose name cannot be
+	// read has an empty Name or a non-nil Err.
+	Processes func() ([]Process, error)
+	// FreeDisk is the space available to this user on the volume of dir,
+	// which exists.
+	FreeDisk func(dir string) (uint64, error)
+	// Exists reports whether a file or directory exists.
+	Exists func(path string) (bool, error)
+	// CRI asks the runtime at endpoint for Version and Status.
+	CRI func(ctx context.Context, endpoint string) (CRIStatus, error)
+	// ReadDir lists the names of the files in dir.
+	ReadDir  func(dir string) ([]string, error)
+	ReadFile func(path string) ([]byte, error)
+	// ImagePlatforms lists the platforms an image reference offers.
+	ImagePlatforms func(ctx context.Context, image string) ([]Platform, error)
+	// Dial opens and closes a TCP connection to address.
+	Dial func(ctx context.Context, address string) error
+	// Certificate reads the validity window of the first certificate in a
+	// PEM file; an error wrapping fs.ErrNotExist means there is no file.
+	Certificate func(path string) (Validity, error)
+	Now         func() time.Time
+}
+
+// WindowsVersion is read from HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion.
+type WindowsVersion struct {
+	ProductName string
+	Build       int
+	// UBR is the update revision, the number after the dot in 17763.5458.
+	UBR int
+}
+
+// Process is a running process as the process list shows it.
+type Process struct {
+	PID  int
+	Name string
+	Err  error
+}
+
+// CRIStatus is what the runtime answered.
+type CRIStatus struct {
+	RuntimeName       string
+	RuntimeVersion    string
+	RuntimeAPIVersion string
+	Conditions        []CRICondition
+}
+
+// CRICondition is one of the runtime's Status conditions, e.g.
+// RuntimeReady or NetworkReady.
+type CRICondition struct {
+	Type    string
+	Status  bool
+	Reason  string
+	Message string
+}
+
+// Platform is one entry of an image index, or the platform of a single
+// image.
+type Platform struct {
+	OS           string
+	Architecture string
+	OSVersion    string
+	Variant      string
+}
+
+func (p Platform) String() string {
+	s := p.OS + "/" + p.Architecture
+	if p.Variant != "" {
+		s += "/" + p.Variant
+	}
+	if p.OSVersion != "" {
+		s += " " + p.OSVersion
+	}
+	return s
+}
+
+// Validity is a certificate's subject and validity window.
+type Validity struct {
+	Subject   string
+	NotBefore time.Time
+	NotAfter  time.Time
+}

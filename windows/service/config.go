@@ -1,0 +1,173 @@
+// Package service installs, controls and runs edgecore as a native Windows
+// service. What the service looks like (its name, start type, recovery
+// actions, command line) and how the process answers the service manager
+// are decided in OS-neutral code here, so that they are tested on any
+// build host; the files ending in _windows.go only pass those decisions to
+// golang.org/x/sys/windows/svc and svc/mgr.
+package service
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultName is the service name: what `sc.exe query edgecore` and
+// `Get-Service edgecore` use.
+const DefaultName = "edgecore"
+
+// The command every fix in an error message names. The service exists only
+// on Windows, so the Windows name of the binary is the one an operator types.
+const cli = "edgecore.exe"
+
+// StartType says when the service manager starts the service. The values
+// are Windows' SERVICE_*_START numbers.
+type StartType uint32
+
+const (
+	StartBoot      StartType = 0 // drivers only
+	StartSystem    StartType = 1 // drivers only
+	StartAutomatic StartType = 2 // at boot
+	StartManual    StartType = 3 // on request
+	StartDisabled  StartType = 4 // never
+)
+
+func (t StartType) String() string {
+	switch t {
+	case StartBoot:
+		return "boot"
+	case StartSystem:
+		return "system"
+	case StartAutomatic:
+		return "automatic"
+	case StartManual:
+		return "manual"
+	case StartDisabled:
+		return "disabled"
+	}
+	return fmt.Sprintf("unknown (%d)", uint32(t))
+}
+
+// Config describes the service that `edgecore.exe service install` creates.
+type Config struct {
+	// Name is the service (key) name.
+	Name string
+	// DisplayName is what services.msc lists.
+	DisplayName string
+	// Description is shown in the service's properties.
+	Description string
+	// StartType is StartAutomatic for a node that comes back after a reboot.
+	StartType StartType
+	// Executable is the absolute path of edgecore.exe.
+	Executable string
+	// Args follow the executable on the service's command line.
+	Args []string
+	// RestartDelays are the recovery actions: after the first failure the
+	// service manager restarts the service after RestartDelays[0], after the
+	// second after RestartDelays[1], and so on; the last delay repeats for
+	// every further failure.
+	RestartDelays []time.Duration
+	// ResetFailuresAfter is how long the service has to run without failing
+	// before the service manager counts failures from the first delay again.
+	ResetFailuresAfter time.Duration
+	// RestartOnErrorExit applies the recovery actions also when the service
+	// reports stopped with a non-zero exit code (edgecore returned an error
+	// or stopped by itself), not only when the process crashes.
+	RestartOnErrorExit bool
+}
+
+// DefaultConfig is the service for edgecore.exe at executable reading the
+// configuration file configFile. It restarts after 5 s, 30 s and then every
+// 60 s: quickly for a one-off crash, slower when cloudcore or the
+// configuration keeps it failing, so the log does not fill with start-ups.
+// After a day without failures the back-off starts at 5 s again.
+func DefaultConfig(executable, configFile string) Config {
+	return Config{
+		Name:               DefaultName,
+		DisplayName:        "KubeEdge edgecore",
+		Description:        "KubeEdge edge node agent: runs the node's pods and keeps it connected to cloudcore.",
+		StartType:          StartAutomatic,
+		Executable:         executable,
+		Args:               []string{"--config", configFile},
+		RestartDelays:      []time.Duration{5 * time.Second, 30 * time.Second, 60 * time.Second},
+		ResetFailuresAfter: 24 * time.Hour,
+		RestartOnErrorExit: true,
+	}
+}
+
+// Limits of the service manager: names and display names are at most 256
+// characters, delays are milliseconds and the reset period seconds in
+// 32-bit fields.
+const (
+	maxNameLen = 256
+	maxDelay   = time.Duration(math.MaxUint32) * time.Millisecond
+	maxReset   = time.Duration(math.MaxUint32) * time.Second
+	minDelay   = time.Second
+	minReset   = time.Second
+)
+
+// Validate reports the first field the service manager would refuse or
+// that would make a useless service, naming the field and the fix.
+func (c Config) Validate() error {
+	if err := validateName(c.Name); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(c.DisplayName); n > maxNameLen {
+		return fmt.Errorf("service DisplayName is %d characters long; Windows allows at most %d", n, maxNameLen)
+	}
+	if strings.IndexByte(c.DisplayName, 0) >= 0 || strings.IndexByte(c.Description, 0) >= 0 {
+		return fmt.Errorf("service DisplayName or Description contains a NUL character; remove it")
+	}
+	switch c.StartType {
+	case StartAutomatic, StartManual, StartDisabled:
+	default:
+		return fmt.Errorf("service StartType %s is not one a program service can use; use automatic, manual or disabled", c.StartType)
+	}
+	if _, err := CommandLine(c.Executable, c.Args); err != nil {
+		return err
+	}
+	if len(c.RestartDelays) == 0 {
+		return fmt.Errorf("service RestartDelays is empty; give at least one delay so that a crashed edgecore is restarted")
+	}
+	for i, d := range c.RestartDelays {
+		if d < minDelay || d > maxDelay {
+			return fmt.Errorf("service RestartDelays[%d] is %v; each restart delay must be between %v and %v", i, d, minDelay, maxDelay)
+		}
+	}
+	if c.ResetFailuresAfter < minReset || c.ResetFailuresAfter > maxReset {
+		return fmt.Errorf("service ResetFailuresAfter is %v; it must be between %v and %v", c.ResetFailuresAfter, minReset, maxReset)
+	}
+	return nil
+}
+
+// validateName applies the service manager's rules for a service name,
+// which also guard the name an operator passes to `service status`.
+func validateName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("service name is empty; the default is %q", DefaultName)
+	case utf8.RuneCountInString(name) > maxNameLen:
+		return fmt.Errorf("service name %q is longer than %d characters", name, maxNameLen)
+	case strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("service name %q contains a slash or backslash, which Windows does not allow in service names", name)
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("service name %q contains a control character", name)
+		}
+	}
+	return nil
+}
+
+// CommandLine is the command line the service manager runs for c.
+func (c Config) CommandLine() (string, error) {
+	return CommandLine(c.Executable, c.Args)
+}
+
+// ResetPeriodSeconds is ResetFailuresAfter in the unit the service manager
+// takes, rounded down to whole seconds. Call Validate first.
+func (c Config) ResetPeriodSeconds() uint32 {
+	return uint32(c.ResetFailuresAfter / time.Second)
+}

@@ -1,0 +1,264 @@
+package service
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// recorder collects what the service would tell the service manager.
+type recorder struct {
+	mu      sync.Mutex
+	reports []report
+}
+
+func (r *recorder) send(rep report) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reports = append(r.reports, rep)
+}
+
+func (r *recorder) all() []report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]report(nil), r.reports...)
+}
+
+func (r *recorder) states() []State {
+	var s []State
+	for _, rep := range r.all() {
+		s = append(s, rep.State)
+	}
+	return s
+}
+
+// waitReports waits until at least n reports were sent.
+func (r *recorder) waitReports(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(r.all()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d reports after 5s: %v", len(r.all()), n, r.states())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// node stands in for edgecore: run blocks until stop is called, as
+// core.Run does until core.Shutdown.
+type node struct {
+	stopped  chan struct{}
+	once     sync.Once
+	stops    atomic.Int32
+	exitWith error
+	linger   time.Duration // how long run takes to return after stop
+}
+
+func newNode() *node { return &node{stopped: make(chan struct{})} }
+
+func (n *node) run() error {
+	<-n.stopped
+	time.Sleep(n.linger)
+	return n.exitWith
+}
+
+func (n *node) stop() {
+	n.stops.Add(1)
+	n.once.Do(func() { close(n.stopped) })
+}
+
+type served struct {
+	code uint32
+	err  error
+}
+
+func start(l lifecycle, controls chan Control, rec *recorder) <-chan served {
+	out := make(chan served, 1)
+	go func() {
+		code, err := l.serve(controls, rec.send)
+		out <- served{code, err}
+	}()
+	return out
+}
+
+func wait(t *testing.T, out <-chan served) served {
+	t.Helper()
+	select {
+	case s := <-out:
+		return s
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return within 10s")
+		return served{}
+	}
+}
+
+func equalStates(a, b []State) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestStopRunsTheGracefulShutdownAndReportsStopped(t *testing.T) {
+	for _, c := range []Control{ControlStop, ControlShutdown} {
+		t.Run(controlName(c), func(t *testing.T) {
+			n := newNode()
+			rec := &recorder{}
+			controls := make(chan Control)
+			out := start(lifecycle{run: n.run, stop: n.stop, stopTimeout: 5 * time.Second, progress: time.Second}, controls, rec)
+			rec.waitReports(t, 2)
+			controls <- c
+			s := wait(t, out)
+			if s.code != ExitOK || s.err != nil {
+				t.Errorf("serve = %d, %v; want exit code 0 and no error after a requested stop", s.code, s.err)
+			}
+			if got := n.stops.Load(); got != 1 {
+				t.Errorf("stop called %d times, want 1", got)
+			}
+			want := []State{StartPending, Running, StopPending}
+			if got := rec.states(); !equalStates(got, want) {
+				t.Errorf("reported %v, want %v", got, want)
+			}
+			reps := rec.all()
+			if reps[0].Accepting || !reps[1].Accepting || reps[2].Accepting {
+				t.Errorf("Stop and Shutdown must be accepted only while running: %+v", reps)
+			}
+			if reps[2].WaitHint <= 0 || reps[2].CheckPoint == 0 {
+				t.Errorf("stop-pending report %+v has no wait hint or check point", reps[2])
+			}
+		})
+	}
+}
+
+func TestInterrogateIsAnsweredWithTheCurrentState(t *testing.T) {
+	n := newNode()
+	rec := &recorder{}
+	controls := make(chan Control)
+	out := start(lifecycle{run: n.run, stop: n.stop, stopTimeout: 5 * time.Second, progress: time.Second}, controls, rec)
+	rec.waitReports(t, 2)
+	controls <- ControlInterrogate
+	rec.waitReports(t, 3)
+	if got := rec.all()[2]; got.State != Running || !got.Accepting {
+		t.Errorf("Interrogate answered with %+v, want running and accepting", got)
+	}
+	if n.stops.Load() != 0 {
+		t.Error("Interrogate stopped the node")
+	}
+	controls <- ControlStop
+	wait(t, out)
+}
+
+func TestRunFailingOnItsOwnExitsWithAnErrorCode(t *testing.T) {
+	boom := errors.New("database is locked")
+	rec := &recorder{}
+	stops := 0
+	code, err := lifecycle{
+		run:         func() error { return boom },
+		stop:        func() { stops++ },
+		stopTimeout: time.Second, progress: time.Second,
+	}.serve(make(chan Control), rec.send)
+	if code != ExitRunFailed {
+		t.Errorf("exit code = %d, want %d so that the recovery actions restart the service", code, ExitRunFailed)
+	}
+	if !errors.Is(err, boom) {
+		t.Errorf("error %v does not carry run's error", err)
+	}
+	if stops != 0 {
+		t.Error("stop called although nobody asked to stop")
+	}
+}
+
+func TestRunReturningOnItsOwnIsAFailure(t *testing.T) {
+	code, err := lifecycle{
+		run: func() error { return nil }, stop: func() {},
+		stopTimeout: time.Second, progress: time.Second,
+	}.serve(make(chan Control), func(report) {})
+	if code != ExitUnexpectedStop || err == nil {
+		t.Errorf("serve = %d, %v; want exit code %d and an error", code, err, ExitUnexpectedStop)
+	}
+}
+
+func TestRunFailingDuringARequestedStopStillExitsCleanly(t *testing.T) {
+	n := newNode()
+	n.exitWith = errors.New("cleanup of edged failed")
+	rec := &recorder{}
+	controls := make(chan Control)
+	out := start(lifecycle{run: n.run, stop: n.stop, stopTimeout: 5 * time.Second, progress: time.Second}, controls, rec)
+	rec.waitReports(t, 2)
+	controls <- ControlStop
+	s := wait(t, out)
+	if s.code != ExitOK {
+		t.Errorf("exit code = %d, want 0: a non-zero code would make Windows restart a service the operator stopped", s.code)
+	}
+	if !errors.Is(s.err, n.exitWith) {
+		t.Errorf("error %v does not carry run's error", s.err)
+	}
+}
+
+func TestStopIsBoundedWhenRunDoesNotReturn(t *testing.T) {
+	rec := &recorder{}
+	controls := make(chan Control)
+	hang := make(chan struct{})
+	defer close(hang)
+	l := lifecycle{
+		run:         func() error { <-hang; return nil },
+		stop:        func() { <-hang }, // a stop that blocks too
+		stopTimeout: 100 * time.Millisecond,
+		progress:    20 * time.Millisecond,
+	}
+	out := start(l, controls, rec)
+	rec.waitReports(t, 2)
+	began := time.Now()
+	controls <- ControlStop
+	s := wait(t, out)
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("stop took %v with a 100ms bound", took)
+	}
+	if s.code != ExitOK || s.err == nil || !strings.Contains(s.err.Error(), "did not finish shutting down within 100ms") {
+		t.Errorf("serve = %d, %v; want exit code 0 and an error naming the bound", s.code, s.err)
+	}
+}
+
+func TestSlowStopReportsProgress(t *testing.T) {
+	n := newNode()
+	n.linger = 200 * time.Millisecond
+	rec := &recorder{}
+	controls := make(chan Control)
+	out := start(lifecycle{run: n.run, stop: n.stop, stopTimeout: 5 * time.Second, progress: 20 * time.Millisecond}, controls, rec)
+	rec.waitReports(t, 2)
+	controls <- ControlStop
+	rec.waitReports(t, 4)
+	// Interrogate and a second Stop while stopping.
+	controls <- ControlInterrogate
+	controls <- ControlStop
+	s := wait(t, out)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	if n.stops.Load() != 1 {
+		t.Errorf("stop called %d times, want 1 even after a second Stop", n.stops.Load())
+	}
+	var last uint32
+	pending := 0
+	for _, r := range rec.all()[2:] {
+		if r.State != StopPending {
+			t.Fatalf("report %+v after the stop request, want stop-pending only", r)
+		}
+		if r.CheckPoint < last {
+			t.Errorf("check point went back from %d to %d", last, r.CheckPoint)
+		}
+		last = r.CheckPoint
+		pending++
+	}
+	if pending < 3 || last < 3 {
+		t.Errorf("%d stop-pending reports up to check point %d over 200ms at 20ms intervals; want progress", pending, last)
+	}
+}

@@ -1,0 +1,365 @@
+//go:build windows
+
+package service
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/svc"
+	"golang.org/x/sys/windows/svc/mgr"
+)
+
+// Install creates the service c describes, without starting it. It fails
+// with ErrAlreadyInstalled if a service of that name exists. A service whose
+// description or recovery actions cannot be set is removed again, so that
+// install can simply be run again. The warnings name settings the service
+// manager does not support and that were left out; print them.
+func Install(c Config) (warnings []string, err error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	cmdline, err := c.CommandLine()
+	if err != nil {
+		return nil, err
+	}
+	m, err := mgr.Connect()
+	if err != nil {
+		return nil, explain(OpInstall, c.Name, err)
+	}
+	defer m.Disconnect()
+	if s, err := m.OpenService(c.Name); err == nil {
+		s.Close()
+		return nil, alreadyInstalled(c.Name)
+	}
+
+	name, err := windows.UTF16PtrFromString(c.Name)
+	if err != nil {
+		return nil, err
+	}
+	// No display name (nil) makes the service manager show the name.
+	var display *uint16
+	if c.DisplayName != "" {
+		if display, err = windows.UTF16PtrFromString(c.DisplayName); err != nil {
+			return nil, err
+		}
+	}
+	path, err := windows.UTF16PtrFromString(cmdline)
+	if err != nil {
+		return nil, err
+	}
+	// CreateService itself rather than mgr.CreateService, which would quote
+	// the arguments again by its own rules: the command line installed is
+	// exactly the one Config.CommandLine built and the tests check. An
+	// empty service account means LocalSystem.
+	h, err := windows.CreateService(m.Handle, name, display, windows.SERVICE_ALL_ACCESS,
+		windows.SERVICE_WIN32_OWN_PROCESS, uint32(c.StartType), windows.SERVICE_ERROR_NORMAL,
+		path, nil, nil, nil, nil, nil)
+	if err != nil {
+		return nil, explain(OpInstall, c.Name, err)
+	}
+	s := &mgr.Service{Name: c.Name, Handle: h}
+	defer s.Close()
+	warnings, err = configure(s, c)
+	if err != nil {
+		if derr := s.Delete(); derr != nil {
+			return nil, fmt.Errorf("install service %q: %v; removing the incomplete service also failed (%v): remove it with `sc.exe delete %s`",
+				c.Name, err, derr, c.Name)
+		}
+		return nil, fmt.Errorf("install service %q: %w; the service was removed again", c.Name, err)
+	}
+	return warnings, nil
+}
+
+// failureActionsFlag is SERVICE_FAILURE_ACTIONS_FLAG. golang.org/x/sys at
+// the version this module pins has the info level but not the structure.
+type failureActionsFlag struct {
+	FailureActionsOnNonCrashFailures int32 // a Win32 BOOL
+}
+
+// configure sets what CreateService cannot: the description, the recovery
+// actions and when they apply.
+func configure(s *mgr.Service, c Config) (warnings []string, err error) {
+	if c.Description != "" {
+		text, err := windows.UTF16PtrFromString(c.Description)
+		if err != nil {
+			return nil, err
+		}
+		desc := windows.SERVICE_DESCRIPTION{Description: text}
+		if err := windows.ChangeServiceConfig2(s.Handle, windows.SERVICE_CONFIG_DESCRIPTION, (*byte)(unsafe.Pointer(&desc))); err != nil {
+			return nil, fmt.Errorf("setting the description: %w", err)
+		}
+	}
+	actions := make([]mgr.RecoveryAction, len(c.RestartDelays))
+	for i, d := range c.RestartDelays {
+		actions[i] = mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: d}
+	}
+	if err := s.SetRecoveryActions(actions, c.ResetPeriodSeconds()); err != nil {
+		return nil, fmt.Errorf("setting the recovery actions: %w", err)
+	}
+	if c.RestartOnErrorExit {
+		flag := failureActionsFlag{FailureActionsOnNonCrashFailures: 1}
+		err := windows.ChangeServiceConfig2(s.Handle, windows.SERVICE_CONFIG_FAILURE_ACTIONS_FLAG, (*byte)(unsafe.Pointer(&flag)))
+		if w, err := optionalSetting(err, restartOnErrorExitUnsupported); err != nil {
+			return nil, fmt.Errorf("enabling recovery on error exits: %w", err)
+		} else if w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	return warnings, nil
+}
+
+// Uninstall stops the service, waiting up to stopTimeout, and deletes it.
+// It fails with ErrNotInstalled if there is no such service.
+func Uninstall(name string, stopTimeout time.Duration) error {
+	return withService(OpUninstall, name, func(s *mgr.Service) error {
+		if err := stopService(OpUninstall, name, mgrHandle{s}, stopTimeout, pollInterval); err != nil {
+			return err
+		}
+		return explain(OpUninstall, name, s.Delete())
+	})
+}
+
+// Start starts the service and waits up to timeout until it runs.
+func Start(name string, timeout time.Duration) error {
+	return withService(OpStart, name, func(s *mgr.Service) error {
+		return startService(name, mgrHandle{s}, timeout, pollInterval)
+	})
+}
+
+// Stop stops the service and waits up to timeout until it has stopped.
+func Stop(name string, timeout time.Duration) error {
+	return withService(OpStop, name, func(s *mgr.Service) error {
+		return stopService(OpStop, name, mgrHandle{s}, timeout, pollInterval)
+	})
+}
+
+func withService(op Operation, name string, f func(*mgr.Service) error) error {
+	if err := validateName(name); err != nil {
+		return err
+	}
+	m, err := mgr.Connect()
+	if err != nil {
+		return explain(op, name, err)
+	}
+	defer m.Disconnect()
+	s, err := m.OpenService(name)
+	if err != nil {
+		return explain(op, name, err)
+	}
+	defer s.Close()
+	return f(s)
+}
+
+// Query reports whether the service is installed, its state and start
+// type. It asks only for query rights, so it works without elevation. A
+// missing service is a Status with Installed false, not an error.
+func Query(name string) (Status, error) {
+	st := Status{Name: name}
+	if err := validateName(name); err != nil {
+		return st, err
+	}
+	scm, err := windows.OpenSCManager(nil, nil, windows.SC_MANAGER_CONNECT)
+	if err != nil {
+		return st, explain(OpStatus, name, err)
+	}
+	defer windows.CloseServiceHandle(scm)
+	name16, err := windows.UTF16PtrFromString(name)
+	if err != nil {
+		return st, err
+	}
+	h, err := windows.OpenService(scm, name16, windows.SERVICE_QUERY_STATUS|windows.SERVICE_QUERY_CONFIG)
+	if isErrno(err, errnoServiceDoesNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, explain(OpStatus, name, err)
+	}
+	s := &mgr.Service{Name: name, Handle: h}
+	defer s.Close()
+	if st, err = (mgrHandle{s}).query(); err != nil {
+		return st, explain(OpStatus, name, err)
+	}
+	if err := queryConfig(h, &st); err != nil {
+		return st, explain(OpStatus, name, err)
+	}
+	return st, nil
+}
+
+// queryConfig adds the start type and command line to st. It does not use
+// mgr.Service.Config, which fails as a whole when the service manager does
+// not know one of the extra settings it asks for (Wine's does not know
+// delayed start); here delayed start is optional.
+func queryConfig(h windows.Handle, st *Status) error {
+	b, err := queryBuffer(func(p *byte, n uint32, need *uint32) error {
+		return windows.QueryServiceConfig(h, (*windows.QUERY_SERVICE_CONFIG)(unsafe.Pointer(p)), n, need)
+	})
+	if err != nil {
+		return err
+	}
+	cfg := (*windows.QUERY_SERVICE_CONFIG)(unsafe.Pointer(&b[0]))
+	st.StartType = StartType(cfg.StartType)
+	st.CommandLine = windows.UTF16PtrToString(cfg.BinaryPathName)
+
+	b, err = queryBuffer(func(p *byte, n uint32, need *uint32) error {
+		return windows.QueryServiceConfig2(h, windows.SERVICE_CONFIG_DELAYED_AUTO_START_INFO, p, n, need)
+	})
+	if _, err := optionalSetting(err, ""); err != nil {
+		return err
+	}
+	if b != nil {
+		st.DelayedAutoStart = (*windows.SERVICE_DELAYED_AUTO_START_INFO)(unsafe.Pointer(&b[0])).IsDelayedAutoStartUp != 0
+	}
+	return nil
+}
+
+// queryBuffer calls a Windows query that fills a caller-sized buffer,
+// growing the buffer as long as Windows asks for more.
+func queryBuffer(call func(p *byte, n uint32, need *uint32) error) ([]byte, error) {
+	n := uint32(1024)
+	for {
+		b := make([]byte, n)
+		err := call(&b[0], n, &n)
+		if err == nil {
+			return b, nil
+		}
+		if err != windows.ERROR_INSUFFICIENT_BUFFER || n <= uint32(len(b)) {
+			return nil, err
+		}
+	}
+}
+
+// mgrHandle is the handle startService and stopService drive.
+type mgrHandle struct{ s *mgr.Service }
+
+func (h mgrHandle) query() (Status, error) {
+	q, err := h.s.Query()
+	if err != nil {
+		return Status{Name: h.s.Name}, err
+	}
+	return Status{
+		Name:            h.s.Name,
+		Installed:       true,
+		State:           State(q.State),
+		ProcessID:       q.ProcessId,
+		Win32ExitCode:   q.Win32ExitCode,
+		ServiceExitCode: q.ServiceSpecificExitCode,
+	}, nil
+}
+
+func (h mgrHandle) start() error { return h.s.Start() }
+
+func (h mgrHandle) control(c Control) error {
+	_, err := h.s.Control(svc.Cmd(c))
+	return err
+}
+
+// IsWindowsService reports whether the service manager started this
+// process, in which case main should call RunAsService.
+func IsWindowsService() (bool, error) {
+	// x/sys asks for a parent named services.exe in session 0. Wine runs
+	// its services.exe in session 1, so a parent named services.exe in
+	// any session is accepted too. A look-alike parent does no harm:
+	// RunAsService then fails with the "not started by the service
+	// manager" error.
+	if ok, err := svc.IsWindowsService(); err != nil || ok {
+		return ok, err
+	}
+	parent, err := parentImage()
+	if err != nil {
+		return false, err
+	}
+	return isServiceManagerImage(parent), nil
+}
+
+// parentImage returns the file name of this process's parent, "" if the
+// parent has exited.
+func parentImage() (string, error) {
+	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPPROCESS, 0)
+	if err != nil {
+		return "", fmt.Errorf("listing processes: %w", err)
+	}
+	defer windows.CloseHandle(snap)
+	images := map[uint32]string{}
+	parents := map[uint32]uint32{}
+	var e windows.ProcessEntry32
+	e.Size = uint32(unsafe.Sizeof(e))
+	for err = windows.Process32First(snap, &e); err == nil; err = windows.Process32Next(snap, &e) {
+		images[e.ProcessID] = windows.UTF16ToString(e.ExeFile[:])
+		parents[e.ProcessID] = e.ParentProcessID
+	}
+	if err != windows.ERROR_NO_MORE_FILES {
+		return "", fmt.Errorf("listing processes: %w", err)
+	}
+	return images[parents[windows.GetCurrentProcessId()]], nil
+}
+
+// RunAsService runs the process as the service name under the service
+// manager. It reports start-pending, calls run on its own goroutine and
+// reports running; on Stop or Shutdown it calls stop (which must ask run to
+// return, as core.Shutdown does) and waits up to StopTimeout for run to
+// return. It returns once the service manager has been told the service
+// stopped, with the error run returned, or one saying run did not finish
+// in time; the caller should then exit the process. When run returns or
+// fails without a stop request, the service stops with a non-zero exit
+// code so that the recovery actions restart it.
+func RunAsService(name string, run func() error, stop func()) error {
+	h := &handler{
+		l:      lifecycle{run: run, stop: stop, stopTimeout: StopTimeout, progress: progressInterval},
+		result: make(chan error, 1),
+	}
+	if err := svc.Run(name, h); err != nil {
+		return explain(OpRun, name, err)
+	}
+	select {
+	case err := <-h.result:
+		return err
+	default:
+		return fmt.Errorf("run service %q: the service manager ended the service before it started", name)
+	}
+}
+
+// handler adapts lifecycle to svc.Handler.
+type handler struct {
+	l      lifecycle
+	result chan error
+}
+
+func (h *handler) Execute(_ []string, requests <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
+	controls := make(chan Control)
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		for {
+			select {
+			case r := <-requests:
+				select {
+				case controls <- Control(r.Cmd):
+				case <-quit:
+					return
+				}
+			case <-quit:
+				return
+			}
+		}
+	}()
+	code, err := h.l.serve(controls, func(r report) { status <- toSvcStatus(r) })
+	h.result <- err
+	// Service-specific exit code: ExitRunFailed and ExitUnexpectedStop are
+	// edgecore's codes, not Windows error numbers.
+	return true, code
+}
+
+func toSvcStatus(r report) svc.Status {
+	st := svc.Status{
+		State:      svc.State(r.State),
+		CheckPoint: r.CheckPoint,
+		WaitHint:   uint32(r.WaitHint / time.Millisecond),
+	}
+	if r.Accepting {
+		st.Accepts = svc.AcceptStop | svc.AcceptShutdown
+	}
+	return st
+}

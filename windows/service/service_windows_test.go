@@ -1,0 +1,346 @@
+//go:build windows
+
+package service
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/svc"
+	"golang.org/x/sys/windows/svc/mgr"
+)
+
+func TestConstantsMatchTheServiceManager(t *testing.T) {
+	// State, StartType and Control are converted to and from the
+	// service manager's numbers without a table.
+	pairs := []struct {
+		name      string
+		ours, win uint32
+	}{
+		{"Stopped", uint32(Stopped), uint32(svc.Stopped)},
+		{"StartPending", uint32(StartPending), uint32(svc.StartPending)},
+		{"StopPending", uint32(StopPending), uint32(svc.StopPending)},
+		{"Running", uint32(Running), uint32(svc.Running)},
+		{"ContinuePending", uint32(ContinuePending), uint32(svc.ContinuePending)},
+		{"PausePending", uint32(PausePending), uint32(svc.PausePending)},
+		{"Paused", uint32(Paused), uint32(svc.Paused)},
+		{"StartAutomatic", uint32(StartAutomatic), mgr.StartAutomatic},
+		{"StartManual", uint32(StartManual), mgr.StartManual},
+		{"StartDisabled", uint32(StartDisabled), mgr.StartDisabled},
+		{"ControlStop", uint32(ControlStop), uint32(svc.Stop)},
+		{"ControlInterrogate", uint32(ControlInterrogate), uint32(svc.Interrogate)},
+		{"ControlShutdown", uint32(ControlShutdown), uint32(svc.Shutdown)},
+		{"errnoAccessDenied", errnoAccessDenied, uint32(windows.ERROR_ACCESS_DENIED)},
+		{"errnoInvalidLevel", errnoInvalidLevel, uint32(windows.ERROR_INVALID_LEVEL)},
+		{"errnoServiceAlreadyRunning", errnoServiceAlreadyRunning, uint32(windows.ERROR_SERVICE_ALREADY_RUNNING)},
+		{"errnoServiceDisabled", errnoServiceDisabled, uint32(windows.ERROR_SERVICE_DISABLED)},
+		{"errnoServiceCannotAcceptCtl", errnoServiceCannotAcceptCtl, uint32(windows.ERROR_SERVICE_CANNOT_ACCEPT_CTRL)},
+		{"errnoServiceNotActive", errnoServiceNotActive, uint32(windows.ERROR_SERVICE_NOT_ACTIVE)},
+		{"errnoServiceDoesNotExist", errnoServiceDoesNotExist, uint32(windows.ERROR_SERVICE_DOES_NOT_EXIST)},
+		{"errnoServiceSpecificError", errnoServiceSpecificError, uint32(windows.ERROR_SERVICE_SPECIFIC_ERROR)},
+		{"errnoServiceMarkedForDelete", errnoServiceMarkedForDelete, uint32(windows.ERROR_SERVICE_MARKED_FOR_DELETE)},
+		{"errnoServiceExists", errnoServiceExists, uint32(windows.ERROR_SERVICE_EXISTS)},
+		{"errnoFailedServiceConnect", errnoFailedServiceConnect, uint32(windows.ERROR_FAILED_SERVICE_CONTROLLER_CONNECT)},
+	}
+	for _, p := range pairs {
+		if p.ours != p.win {
+			t.Errorf("%s = %d, Windows uses %d", p.name, p.ours, p.win)
+		}
+	}
+}
+
+// The test binary doubles as the service under test: started by the
+// service manager as `<exe> as-test-service <mode> <name> <report file> ...`
+// it runs RunAsService and writes what it saw to the report file.
+const testServiceArg = "as-test-service"
+
+type serviceReport struct {
+	Args      []string
+	IsService bool
+	Stopped   bool // the graceful shutdown ran
+}
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 4 && os.Args[1] == testServiceArg {
+		os.Exit(runTestService(os.Args[2], os.Args[3], os.Args[4]))
+	}
+	os.Exit(m.Run())
+}
+
+func runTestService(mode, name, reportFile string) int {
+	rep := serviceReport{Args: os.Args[1:]}
+	rep.IsService, _ = IsWindowsService()
+	write := func() {
+		b, _ := json.Marshal(rep)
+		_ = os.WriteFile(reportFile, b, 0o644)
+	}
+	write()
+	stopped := make(chan struct{})
+	run := func() error {
+		if mode == "fail" {
+			return errors.New("test service asked to fail")
+		}
+		<-stopped
+		rep.Stopped = true
+		write()
+		return nil
+	}
+	if err := RunAsService(name, run, func() { close(stopped) }); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// TestServiceLifecycle installs, starts, stops and removes a real service.
+// It changes the machine's service database, so it runs only when asked.
+func TestServiceLifecycle(t *testing.T) {
+	if os.Getenv("EDGECORE_SERVICE_TEST") != "1" {
+		t.Skip("installs a Windows service: set EDGECORE_SERVICE_TEST=1 in an elevated prompt (or under Wine) to run it")
+	}
+	exe, reportFile := copyTestBinary(t)
+	name := fmt.Sprintf("edgecore-test-%d", os.Getpid())
+	c := DefaultConfig(exe, `C:\etc\kube edge\edgecore.yaml`)
+	c.Name = name
+	c.StartType = StartManual
+	// Arguments that need every quoting rule, to see them arrive intact.
+	c.Args = []string{testServiceArg, "ok", name, reportFile, `C:\etc\kube edge\`, `say "hi"`, "", `a\\"b`}
+	// A restart an hour after a failure never fires during the test.
+	c.RestartDelays = []time.Duration{time.Hour}
+
+	warnings, err := Install(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = Uninstall(name, StopWaitTimeout) })
+	for _, w := range warnings {
+		t.Logf("install warning: %s", w)
+	}
+
+	_, err = Install(c)
+	if !errors.Is(err, ErrAlreadyInstalled) || !strings.Contains(err.Error(), "edgecore.exe service uninstall") {
+		t.Errorf("second Install = %v, want ErrAlreadyInstalled naming the uninstall command", err)
+	}
+
+	st := query(t, name)
+	if !st.Installed || st.State != Stopped || st.StartType != StartManual {
+		t.Errorf("after install: %s", st)
+	}
+	wantLine, _ := c.CommandLine()
+	if st.CommandLine != wantLine {
+		t.Errorf("installed command line %s, want %s", st.CommandLine, wantLine)
+	}
+	checkRecovery(t, name, c)
+
+	if err := Start(name, StartTimeout); err != nil {
+		t.Fatal(err)
+	}
+	st = query(t, name)
+	if st.State != Running || st.ProcessID == 0 {
+		t.Errorf("after start: %s (process %d)", st, st.ProcessID)
+	}
+	rep := readReport(t, reportFile)
+	if want := append([]string(nil), c.Args...); !reflect.DeepEqual(rep.Args, want) {
+		t.Errorf("the service received %q, want %q", rep.Args, want)
+	}
+	if !rep.IsService {
+		t.Error("IsWindowsService is false in a process the service manager started")
+	}
+
+	if err := Stop(name, StopWaitTimeout); err != nil {
+		t.Fatal(err)
+	}
+	st = query(t, name)
+	if st.State != Stopped || st.Win32ExitCode != 0 {
+		t.Errorf("after stop: %s (exit %d/%d)", st, st.Win32ExitCode, st.ServiceExitCode)
+	}
+	if !readReport(t, reportFile).Stopped {
+		t.Error("stop did not run the graceful shutdown")
+	}
+
+	// Uninstall of a running service stops it first, gracefully.
+	if err := Start(name, StartTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if st := query(t, name); st.State != Running || readReport(t, reportFile).Stopped {
+		t.Fatalf("second start: %s", st)
+	}
+	if err := Uninstall(name, StopWaitTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if !readReport(t, reportFile).Stopped {
+		t.Error("uninstall did not stop the running service gracefully")
+	}
+	if st := query(t, name); st.Installed || st.String() != "not installed" {
+		t.Errorf("after uninstall: %s", st)
+	}
+	if err := Uninstall(name, StopWaitTimeout); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("second Uninstall = %v, want ErrNotInstalled", err)
+	}
+	if err := Start(name, StartTimeout); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Start of a removed service = %v, want ErrNotInstalled", err)
+	}
+}
+
+// TestServiceFailureExitCode checks that a run that fails on its own stops
+// the service with edgecore's exit code, which is what makes the recovery
+// actions restart it.
+func TestServiceFailureExitCode(t *testing.T) {
+	if os.Getenv("EDGECORE_SERVICE_TEST") != "1" {
+		t.Skip("installs a Windows service: set EDGECORE_SERVICE_TEST=1 in an elevated prompt (or under Wine) to run it")
+	}
+	exe, reportFile := copyTestBinary(t)
+	name := fmt.Sprintf("edgecore-test-fail-%d", os.Getpid())
+	c := DefaultConfig(exe, "unused")
+	c.Name = name
+	c.StartType = StartManual
+	c.Args = []string{testServiceArg, "fail", name, reportFile}
+	c.RestartDelays = []time.Duration{time.Hour}
+	if _, err := Install(c); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = Uninstall(name, StopWaitTimeout) })
+
+	// Start may see it running or already stopped again.
+	_ = Start(name, StartTimeout)
+	deadline := time.Now().Add(30 * time.Second)
+	st := query(t, name)
+	for st.State != Stopped && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		st = query(t, name)
+	}
+	if st.State != Stopped || st.Win32ExitCode != uint32(windows.ERROR_SERVICE_SPECIFIC_ERROR) || st.ServiceExitCode != ExitRunFailed {
+		t.Errorf("after a failing run: %s (exit %d/%d), want stopped with service exit code %d", st, st.Win32ExitCode, st.ServiceExitCode, ExitRunFailed)
+	}
+	if !strings.Contains(st.String(), "last run failed") {
+		t.Errorf("status %q does not say the last run failed", st)
+	}
+}
+
+// copyTestBinary copies the test binary into a directory whose name has a
+// space, so that the installed command line must quote it.
+func copyTestBinary(t *testing.T) (exe, reportFile string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not t.TempDir: its clean-up fails the test when the file system
+	// cannot delete a just-stopped executable yet (Wine), and what is
+	// tested here is the service, not the clean-up.
+	dir, err := os.MkdirTemp("", "edge core ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Logf("leaving %s: %v", dir, err)
+		}
+	})
+	exe = filepath.Join(dir, "edgecore test.exe")
+	in, err := os.Open(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return exe, filepath.Join(dir, "report file.json")
+}
+
+func query(t *testing.T, name string) Status {
+	t.Helper()
+	st, err := Query(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func readReport(t *testing.T, path string) serviceReport {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the service wrote no report: %v", err)
+	}
+	var rep serviceReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func checkRecovery(t *testing.T, name string, c Config) {
+	t.Helper()
+	m, err := mgr.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Disconnect()
+	s, err := m.OpenService(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	actions, err := s.RecoveryActions()
+	switch {
+	case isErrno(err, errnoInvalidLevel):
+		// Wine stores recovery actions but cannot report them.
+		t.Logf("the service manager cannot report recovery actions: %v", err)
+	case err != nil:
+		t.Fatal(err)
+	default:
+		if len(actions) != len(c.RestartDelays) {
+			t.Fatalf("recovery actions %+v, want %d restarts", actions, len(c.RestartDelays))
+		}
+		for i, a := range actions {
+			if a.Type != mgr.ServiceRestart || a.Delay != c.RestartDelays[i] {
+				t.Errorf("recovery action %d = %+v, want restart after %v", i, a, c.RestartDelays[i])
+			}
+		}
+		if p, err := s.ResetPeriod(); err != nil || p != c.ResetPeriodSeconds() {
+			t.Errorf("reset period = %d, %v; want %d", p, err, c.ResetPeriodSeconds())
+		}
+	}
+	b, err := queryBuffer(func(p *byte, n uint32, need *uint32) error {
+		return windows.QueryServiceConfig2(s.Handle, windows.SERVICE_CONFIG_DESCRIPTION, p, n, need)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := windows.UTF16PtrToString((*windows.SERVICE_DESCRIPTION)(unsafe.Pointer(&b[0])).Description)
+	if desc != c.Description {
+		t.Errorf("description %q, want %q", desc, c.Description)
+	}
+}
+
+func TestOutsideTheServiceManager(t *testing.T) {
+	if ok, err := IsWindowsService(); ok || err != nil {
+		t.Errorf("IsWindowsService() = %v, %v in a test process", ok, err)
+	}
+	ran := false
+	err := RunAsService("edgecore-not-a-service", func() error { ran = true; return nil }, func() {})
+	if err == nil || !strings.Contains(err.Error(), "not started by the service manager") {
+		t.Errorf("RunAsService from a console = %v, want the not-started-by-the-service-manager error", err)
+	}
+	if ran {
+		t.Error("RunAsService ran the node outside the service manager")
+	}
+}

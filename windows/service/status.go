@@ -1,0 +1,129 @@
+package service
+
+import (
+	"fmt"
+	"strings"
+)
+
+// State is a service's current state. The values are Windows' SERVICE_*
+// state numbers, so a state read from the service manager converts as is.
+type State uint32
+
+const (
+	Stopped         State = 1
+	StartPending    State = 2
+	StopPending     State = 3
+	Running         State = 4
+	ContinuePending State = 5
+	PausePending    State = 6
+	Paused          State = 7
+)
+
+func (s State) String() string {
+	switch s {
+	case Stopped:
+		return "stopped"
+	case StartPending:
+		return "starting"
+	case StopPending:
+		return "stopping"
+	case Running:
+		return "running"
+	case ContinuePending:
+		return "resuming"
+	case PausePending:
+		return "pausing"
+	case Paused:
+		return "paused"
+	}
+	return fmt.Sprintf("in unknown state %d", uint32(s))
+}
+
+// Exit codes the service reports when it stops (service-specific codes,
+// shown by `sc.exe query edgecore` as SERVICE_EXIT_CODE). Any non-zero code
+// makes the service manager apply the recovery actions, so a stop the
+// operator asked for always reports ExitOK.
+const (
+	ExitOK uint32 = 0
+	// ExitRunFailed: edgecore returned an error without being asked to stop.
+	ExitRunFailed uint32 = 1
+	// ExitUnexpectedStop: edgecore stopped by itself without an error, for
+	// example after a module cancelled the process-wide context.
+	ExitUnexpectedStop uint32 = 2
+)
+
+// Windows error numbers this package explains in words.
+const (
+	errnoAccessDenied           = 5
+	errnoInvalidLevel           = 124
+	errnoServiceAlreadyRunning  = 1056
+	errnoServiceDisabled        = 1058
+	errnoServiceCannotAcceptCtl = 1061
+	errnoServiceNotActive       = 1062
+	errnoServiceDoesNotExist    = 1060
+	errnoServiceSpecificError   = 1066
+	errnoServiceMarkedForDelete = 1072
+	errnoServiceExists          = 1073
+	errnoFailedServiceConnect   = 1063
+)
+
+// Status is what `edgecore.exe service status` reports.
+type Status struct {
+	Name      string
+	Installed bool
+	State     State
+	StartType StartType
+	// DelayedAutoStart is set for an automatic service that Windows starts
+	// shortly after the other automatic services.
+	DelayedAutoStart bool
+	// ProcessID is the running service's process, 0 when stopped.
+	ProcessID uint32
+	// Win32ExitCode and ServiceExitCode are the codes of the last stop.
+	Win32ExitCode   uint32
+	ServiceExitCode uint32
+	// CommandLine is what the service manager runs.
+	CommandLine string
+}
+
+// String says in words whether the service is installed and running, for
+// example "installed, running (process 4242); start type automatic".
+func (s Status) String() string {
+	if !s.Installed {
+		return "not installed"
+	}
+	var b strings.Builder
+	b.WriteString("installed, ")
+	b.WriteString(s.State.String())
+	if s.State == Running && s.ProcessID != 0 {
+		fmt.Fprintf(&b, " (process %d)", s.ProcessID)
+	}
+	if s.State == Stopped {
+		if why := exitDescription(s.Win32ExitCode, s.ServiceExitCode); why != "" {
+			fmt.Fprintf(&b, " (%s)", why)
+		}
+	}
+	b.WriteString("; start type ")
+	b.WriteString(s.StartType.String())
+	if s.StartType == StartAutomatic && s.DelayedAutoStart {
+		b.WriteString(" (delayed)")
+	}
+	return b.String()
+}
+
+// exitDescription explains the exit codes of a stopped service, or returns
+// "" for a clean stop.
+func exitDescription(win32, specific uint32) string {
+	if win32 == 0 {
+		return ""
+	}
+	if win32 != errnoServiceSpecificError {
+		return fmt.Sprintf("last stop: Windows error %d", win32)
+	}
+	switch specific {
+	case ExitRunFailed:
+		return fmt.Sprintf("last run failed with exit code %d; see the log file", specific)
+	case ExitUnexpectedStop:
+		return fmt.Sprintf("last run stopped by itself with exit code %d; see the log file", specific)
+	}
+	return fmt.Sprintf("last run ended with exit code %d", specific)
+}
