@@ -69,8 +69,15 @@ vet:
 wine-setup:
 	build/wine/setup.sh
 
+# The service test is a Windows test binary: it drives edgecore.exe inside
+# Wine and checks the states through the service manager API.
+WIN_EXE_IN_WINE := Z:$(subst /,\,$(CURDIR)/$(WIN_EXE))
+SERVICE_TEST := $(OUT)/winservice.test.exe
+
 wine-test: windows wine-setup
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) go test -tags wine -count=1 -v ./test/wine/
+	GOOS=windows go test -c -o $(SERVICE_TEST) ./test/winservice/
+	EDGECORE_EXE='$(WIN_EXE_IN_WINE)' build/wine/run.sh $(SERVICE_TEST) -test.v -test.count=1
 
 bench:
 	cd staging/src/github.com/kubeedge/beehive && go test -run '^$$' -bench . -benchmem ./pkg/core/context/

@@ -2,8 +2,6 @@ package config
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,19 +34,7 @@ func TestJoinConfigMatchesGoldenFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "windows-join.yaml")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./config -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("join config differs from %s; if intended, run go test ./config -update\n%s", golden, got)
-	}
+	checkGolden(t, "windows-join.yaml", got)
 	hub := c.Modules.EdgeHub
 	if !hub.Enable || hub.Token != testToken || hub.HTTPServer != "https://192.168.50.10:10002" ||
 		hub.WebSocket.Server != "192.168.50.10:10000" || !hub.WebSocket.Enable || hub.Quic.Enable {

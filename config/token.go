@@ -76,18 +76,17 @@ func writeFileReplacing(path string, data []byte) error {
 	return writeAtomic(path, data, info.Mode().Perm())
 }
 
-// WriteNewFile writes a configuration to path, creating its directory.
-// An existing file is only replaced when overwrite is set, so that a typo in
-// a command never destroys a working configuration.
-func WriteNewFile(path string, data []byte, overwrite bool) error {
+// WriteNewFile writes a file edgecore generates to path with perm, creating
+// its directory. An existing file is only replaced when overwrite is set, so
+// that a typo in a command never destroys a working configuration.
+func WriteNewFile(path string, data []byte, perm os.FileMode, overwrite bool) error {
 	if _, err := os.Stat(path); err == nil && !overwrite {
 		return fmt.Errorf("%s already exists: pass --force to replace it", path)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("create directory for %s: %w", path, err)
 	}
-	// The file holds the join token until the certificates are issued.
-	return writeAtomic(path, data, 0o600)
+	return writeAtomic(path, data, perm)
 }
 
 func writeAtomic(path string, data []byte, perm os.FileMode) error {

@@ -154,19 +154,26 @@ func TestWindowsSamplesMatchGoldenFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden := filepath.Join("testdata", "windows-"+kind+".yaml")
-		if *update {
-			if err := os.WriteFile(golden, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
+		checkGolden(t, "windows-"+kind+".yaml", got)
+	}
+}
+
+// checkGolden compares got with testdata/name, rewriting the file first
+// when the tests run with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run go test ./config -update to create it)", err)
-		}
-		if string(got) != string(want) {
-			t.Errorf("%s sample differs from %s; if the change is intended, run go test ./config -update\n%s", kind, golden, got)
-		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./config -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("output differs from %s; if the change is intended, run go test ./config -update\n%s", golden, got)
 	}
 }
 

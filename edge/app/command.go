@@ -17,6 +17,7 @@ import (
 	"k8s.io/component-base/term"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/edge/logfile"
 	"github.com/kubeedge-windows/edgecore/edge/version"
 )
 
@@ -43,6 +44,7 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // NewCommand builds the edgecore command line.
 func NewCommand() *cobra.Command {
 	opts := &Options{ConfigFile: config.DefaultConfigFile(runtime.GOOS)}
+	logs := logfile.DefaultOptions(runtime.GOOS)
 	cmd := &cobra.Command{
 		Use:   config.ExecutableName(runtime.GOOS),
 		Short: "KubeEdge edge node agent for Windows Server",
@@ -62,7 +64,7 @@ func NewCommand() *cobra.Command {
 			case opts.DefaultConfig:
 				return printSample(out, config.KindDefault)
 			}
-			return Run(opts)
+			return runNode(cmd, opts, logs)
 		},
 	}
 	cmd.AddCommand(&cobra.Command{
@@ -75,10 +77,11 @@ func NewCommand() *cobra.Command {
 		},
 	})
 
-	cmd.AddCommand(newConfigCommand())
+	cmd.AddCommand(newConfigCommand(), newServiceCommand(), newPreflightCommand(), newCNIConfigCommand())
 	cmd.CompletionOptions.DisableDefaultCmd = true
 
 	named := opts.flags(cmd.Name())
+	logs.AddFlags(named.FlagSet("logging"))
 	fs := cmd.Flags()
 	for _, f := range named.FlagSets {
 		fs.AddFlagSet(f)

@@ -60,7 +60,9 @@ func newConfigCommand() *cobra.Command {
 				_, err := cmd.OutOrStdout().Write(data)
 				return err
 			}
-			if err := config.WriteNewFile(output, data, overwrite); err != nil {
+			// Owner-only: the file holds the join token until the
+			// certificates are issued.
+			if err := config.WriteNewFile(output, data, 0o600, overwrite); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Wrote %s for node %s. Start edgecore with: %s --config %s\n",

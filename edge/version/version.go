@@ -56,16 +56,21 @@ func Get() Info {
 
 // moduleVersion reports the version of path, following a replace directive:
 // Kubernetes is built from KubeEdge's fork, and that fork's version is the
-// one worth reporting.
+// one worth reporting. A module replaced by a directory is the release it
+// was copied from with this project's patches/ applied.
 func moduleVersion(bi *debug.BuildInfo, path, fallback string) string {
 	for _, dep := range bi.Deps {
 		if dep.Path != path {
 			continue
 		}
-		if dep.Replace != nil && dep.Replace.Version != "" {
-			return dep.Replace.Version
+		switch {
+		case dep.Replace == nil:
+			return dep.Version
+		case dep.Replace.Version == "" || dep.Replace.Version == "(devel)":
+			// A local directory has no module version.
+			return dep.Version + " (patched)"
 		}
-		return dep.Version
+		return dep.Replace.Version
 	}
 	return fallback
 }

@@ -17,6 +17,11 @@ func TestModuleVersionFollowsReplace(t *testing.T) {
 	if got := moduleVersion(bi, kubernetesModule, "unknown"); got != "v1.30.7-kubeedge1" {
 		t.Errorf("kubernetes version %q, want the fork's", got)
 	}
+	patched := &debug.BuildInfo{Deps: []*debug.Module{{Path: "github.com/kubeedge/kubeedge", Version: "v1.20.0",
+		Replace: &debug.Module{Path: "./_output/upstream/kubeedge", Version: "(devel)"}}}}
+	if got := moduleVersion(patched, kubeedgeModule, "unknown"); got != "v1.20.0 (patched)" {
+		t.Errorf("kubeedge built from a patched copy reports %q", got)
+	}
 	if got := moduleVersion(bi, "example.com/absent", "unknown"); got != "unknown" {
 		t.Errorf("absent module gave %q", got)
 	}

@@ -116,11 +116,7 @@ const samplePriorityClass = "    windowsPriorityClass: NORMAL_PRIORITY_CLASS"
 // the process exits on its own.
 func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
 	dir := t.TempDir()
-	cfg := minimalConfig(t, dir, samplePriorityClass, "    windowsPriorityClass: BELOW_NORMAL_PRIORITY_CLASS",
-		// Device twins on: the DMI server must serve its named pipe
-		// (patches/0001) instead of ending the process.
-		"    dmiSockPath: npipe://./pipe/kubeedge-dmi\n    enable: false",
-		"    dmiSockPath: npipe://./pipe/kubeedge-dmi\n    enable: true")
+	cfg := minimalConfig(t, dir, samplePriorityClass, "    windowsPriorityClass: BELOW_NORMAL_PRIORITY_CLASS")
 
 	r := run(t, 3*time.Minute, "--config", toWindowsPath(cfg))
 	log := r.stdout + r.stderr
@@ -133,8 +129,6 @@ func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
 		`"Kubelet version" kubeletVersion="v1.30.7-kubeedge1"`,
 		`windowsPriorityClass="BELOW_NORMAL_PRIORITY_CLASS"`,
 		"npipe://./pipe/containerd-containerd",
-		"Module twin registered successfully",
-		`DMI server listens on named pipe \\.\pipe\kubeedge-dmi`,
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q", want)
@@ -142,9 +136,6 @@ func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
 	}
 	if strings.Contains(log, "Rewrote config value") {
 		t.Error("the printed sample needed rewriting when loaded")
-	}
-	if strings.Contains(log, "failed to start DMI Server") || strings.Contains(log, "failed to remove uds socket") {
-		t.Error("the DMI server did not start on its named pipe")
 	}
 	if r.code == 0 {
 		t.Error("edgecore.exe exited 0 although the kubelet could not reach a container runtime")
@@ -251,5 +242,25 @@ func TestConfigGenerator(t *testing.T) {
 	r = run(t, time.Minute, "config", "-e", "192.0.2.10:10000", "-t", token, "--offline", "-o", toWindowsPath(out))
 	if r.code != 1 || !strings.Contains(r.stderr, "--force") {
 		t.Errorf("an existing configuration was not protected: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// With device twins on, the DMI server for mappers must serve its named pipe
+// (patches/0001) instead of ending the process as upstream does.
+func TestDMIServesNamedPipe(t *testing.T) {
+	dir := t.TempDir()
+	cfg := minimalConfig(t, dir,
+		"    dmiSockPath: npipe://./pipe/kubeedge-dmi\n    enable: false",
+		"    dmiSockPath: npipe://./pipe/kubeedge-dmi\n    enable: true",
+		// No kubelet: without a container runtime it would end the process.
+		"  edged:\n    enable: true", "  edged:\n    enable: false")
+	log, found := runUntil(t, 2*time.Minute, `DMI server listens on named pipe \\.\pipe\kubeedge-dmi`, "--config", toWindowsPath(cfg))
+	if !found {
+		t.Errorf("the DMI server did not report its named pipe:\n%s", log)
+	}
+	for _, bad := range []string{"failed to start DMI Server", "failed to remove uds socket"} {
+		if strings.Contains(log, bad) {
+			t.Errorf("log contains %q:\n%s", bad, log)
+		}
 	}
 }

@@ -7,9 +7,11 @@
 package wine
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,4 +89,56 @@ func toWindowsPath(p string) string {
 		panic(err)
 	}
 	return "Z:" + strings.ReplaceAll(abs, "/", `\`)
+}
+
+// runUntil starts edgecore.exe under Wine and reads its log until a line
+// contains want or timeout passes, then ends the process. Killing the Wine
+// loader ends the Windows process, which is what an operator's Ctrl+C
+// cannot be made to do from here.
+func runUntil(t *testing.T, timeout time.Duration, want string, args ...string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command(winePath(t), append([]string{edgecoreExe(t)}, args...)...)
+	cmd.Env = append(os.Environ(), "WINEDEBUG=-all")
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); pw.Close(); close(exited) }()
+	defer func() { cmd.Process.Kill(); <-exited }()
+
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var log strings.Builder
+	deadline := time.After(timeout)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				return log.String(), false
+			}
+			log.WriteString(line + "\n")
+			if strings.Contains(line, want) {
+				go func() {
+					for range lines {
+					}
+				}()
+				return log.String(), true
+			}
+		case <-deadline:
+			go func() {
+				for range lines {
+				}
+			}()
+			return log.String(), false
+		}
+	}
 }

@@ -252,6 +252,15 @@ func (b *bus) removeWaiter(id string) {
 	b.waitersMu.Unlock()
 }
 
+// markSync gives m an ID if it has none, since responses find their
+// request by it, and marks m as awaiting a response.
+func markSync(m *model.Message) {
+	if m.Header.ID == "" {
+		m.UpdateID()
+	}
+	m.Header.Sync = true
+}
+
 func syncTimeout(timeout time.Duration) time.Duration {
 	if timeout <= 0 {
 		return DefaultSyncTimeout
@@ -267,13 +276,10 @@ func SendSync(module string, m model.Message, timeout time.Duration) (model.Mess
 	if !ok {
 		return model.Message{}, fmt.Errorf("send sync to %s: %w", module, ErrUnknownModule)
 	}
-	if m.Header.ID == "" {
-		m.UpdateID()
-	}
-	m.Header.Sync = true
 	timeout = syncTimeout(timeout)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	markSync(&m)
 
 	w := b.addWaiter(m.Header.ID, 1)
 	defer b.removeWaiter(m.Header.ID)
@@ -342,13 +348,10 @@ func SendToGroupSync(group string, m model.Message, timeout time.Duration) error
 	if len(members) == 0 {
 		return fmt.Errorf("send sync to group %s: %w", group, ErrUnknownGroup)
 	}
-	if m.Header.ID == "" {
-		m.UpdateID()
-	}
-	m.Header.Sync = true
 	timeout = syncTimeout(timeout)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	markSync(&m)
 
 	w := b.addWaiter(m.Header.ID, len(members))
 	defer b.removeWaiter(m.Header.ID)

@@ -1,0 +1,97 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+// newServiceCommand controls the edgecore Windows service.
+func newServiceCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "service",
+		Short: "Install, remove, start, stop or show the edgecore Windows service",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	var configFile string
+	install := &cobra.Command{
+		Use:   "install",
+		Short: "Install edgecore as a service that starts with Windows and restarts after failures",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("find edgecore.exe: %w", err)
+			}
+			// The service starts in System32; a relative path would point there.
+			abs, err := filepath.Abs(configFile)
+			if err != nil {
+				return fmt.Errorf("--config %s: %w", configFile, err)
+			}
+			// A configuration that cannot load would only make the service
+			// fail and restart for ever; refuse it now, with the reason.
+			if _, _, err := config.Load(abs, config.CurrentHost(runtime.GOOS)); err != nil {
+				return err
+			}
+			c := service.DefaultConfig(exe, abs)
+			warnings, err := service.Install(c)
+			for _, w := range warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			if err != nil {
+				return err
+			}
+			line, _ := c.CommandLine()
+			fmt.Fprintf(cmd.OutOrStdout(), "Installed service %s: %s\nStart it with: edgecore.exe service start\n", c.Name, line)
+			return nil
+		},
+	}
+	install.Flags().StringVar(&configFile, "config", config.DefaultConfigFile(runtime.GOOS), "Configuration file the service runs with")
+
+	simple := func(use, short string, do func() error, done string) *cobra.Command {
+		return &cobra.Command{
+			Use:   use,
+			Short: short,
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				if err := do(); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), done)
+				return nil
+			},
+		}
+	}
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Say whether the service is installed and running",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := service.Query(service.DefaultName)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", service.DefaultName, s)
+			return nil
+		},
+	}
+	cmd.AddCommand(install,
+		simple("uninstall", "Stop and remove the service", func() error {
+			return service.Uninstall(service.DefaultName, service.StopWaitTimeout)
+		}, "Service "+service.DefaultName+" removed."),
+		simple("start", "Start the service and wait until it runs", func() error {
+			return service.Start(service.DefaultName, service.StartTimeout)
+		}, "Service "+service.DefaultName+" is running."),
+		simple("stop", "Stop the service and wait until it has stopped", func() error {
+			return service.Stop(service.DefaultName, service.StopWaitTimeout)
+		}, "Service "+service.DefaultName+" is stopped."),
+		status)
+	return cmd
+}

@@ -1,0 +1,112 @@
+//go:build wine
+
+package wine
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testToken = "3f6e2b1c9d8a7f6e5d4c3b2a19087f6e5d4c3b2a19087f6e5d4c3b2a19087f6e." +
+	"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE4OTM0NTYwMDB9.c2lnbmF0dXJl"
+
+// listen stands in for one cloudcore port on loopback.
+func listen(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// preflight without containerd: the cloudcore ports answer, the container
+// runtime does not, and every FAIL row carries its fix.
+func TestPreflight(t *testing.T) {
+	hub, certs := listen(t), listen(t)
+	_, certPort, _ := net.SplitHostPort(certs)
+	cfg := filepath.Join(t.TempDir(), "edgecore.yaml")
+	if r := run(t, time.Minute, "config", "-e", hub, "-s", certPort, "-t", testToken, "-o", toWindowsPath(cfg)); r.code != 0 {
+		t.Fatalf("config: exit %d\n%s", r.code, r.stderr)
+	}
+
+	r := run(t, time.Minute, "preflight", "--offline", "--config", toWindowsPath(cfg))
+	if r.code != 1 {
+		t.Errorf("exit code %d, want 1 (no container runtime)", r.code)
+	}
+	for _, want := range []string{
+		"PASS    cloudcore websocket",
+		"PASS    cloudcore https",
+		"PASS    No kubelet/kube-proxy",
+		"FAIL    containerd CRI         npipe://./pipe/containerd-containerd",
+		"fix: start containerd",
+		"Sandbox image          not checked",
+		"preflight: ",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("preflight output lacks %q", want)
+		}
+	}
+	lines := strings.Split(r.stdout, "\n")
+	for i, line := range lines {
+		if strings.HasPrefix(line, "FAIL") && (i+1 >= len(lines) || !strings.Contains(lines[i+1], "fix: ")) {
+			t.Errorf("FAIL row without a fix: %q", line)
+		}
+	}
+	if t.Failed() {
+		t.Logf("preflight output:\n%s", r.stdout)
+	}
+}
+
+func TestCNIConfig(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "0-containerd-nat.conf")
+	r := run(t, time.Minute, "cni-config", "--subnet", "10.244.2.0/24", "--gateway", "10.244.3.1", "--dns", "10.0.0.10", "-o", toWindowsPath(out))
+	if r.code != 1 || !strings.Contains(r.stderr, "--gateway 10.244.3.1") || !strings.Contains(r.stderr, "10.244.2.1") {
+		t.Errorf("a gateway outside the subnet: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a configuration was written although the gateway was wrong")
+	}
+
+	r = run(t, time.Minute, "cni-config", "--subnet", "10.244.2.0/24", "--dns", "10.0.0.10", "-o", toWindowsPath(out))
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf struct {
+		Type string `json:"type"`
+		IPAM struct {
+			Subnet string              `json:"subnet"`
+			Routes []map[string]string `json:"routes"`
+		} `json:"ipam"`
+		DNS struct {
+			Nameservers []string `json:"nameservers"`
+		} `json:"dns"`
+		Capabilities map[string]bool `json:"capabilities"`
+	}
+	if err := json.Unmarshal(data, &conf); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, data)
+	}
+	if conf.Type != "nat" || conf.IPAM.Subnet != "10.244.2.0/24" || len(conf.IPAM.Routes) != 1 ||
+		conf.IPAM.Routes[0]["gw"] != "10.244.2.1" || strings.Join(conf.DNS.Nameservers, ",") != "10.0.0.10" || conf.Capabilities["dns"] {
+		t.Errorf("unexpected CNI configuration:\n%s", data)
+	}
+}
