@@ -78,6 +78,9 @@ wine-test: windows wine-setup
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) go test -tags wine -count=1 -v ./test/wine/
 	GOOS=windows go test -c -o $(SERVICE_TEST) ./test/winservice/
 	EDGECORE_EXE='$(WIN_EXE_IN_WINE)' build/wine/run.sh $(SERVICE_TEST) -test.v -test.count=1
+	@# Wine's own services keep its server alive for a while; end them so
+	@# that nothing outlives the run.
+	-PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null
 
 bench:
 	cd staging/src/github.com/kubeedge/beehive && go test -run '^$$' -bench . -benchmem ./pkg/core/context/
