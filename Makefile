@@ -38,15 +38,29 @@ GOBUILD := go build -modfile=$(MODFILE) -trimpath -buildvcs=false -ldflags "$(LD
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd edge config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all windows linux test unit vet wine-test wine-setup bench clean
+.PHONY: all windows linux test unit vet wine-test wine-setup bench clean package package-test
 
 all: windows linux
+
+# Windows version information (file and product version, names) and a
+# manifest that declares the supported Windows versions, so that the
+# kubelet sees the real Windows build rather than a compatibility one.
+SYSO := cmd/edgecore/rsrc_windows_amd64.syso
+VERSION_NUMBER := $(shell echo $(VERSION) | sed -E 's/^v//; s/[-+].*//').0
+GO_WINRES := github.com/tc-hib/go-winres@v0.3.3
+
+$(SYSO): Makefile
+	go run $(GO_WINRES) simply --arch amd64 --out cmd/edgecore/rsrc --manifest cli \
+		--product-name "edgecore for Windows" --product-version $(VERSION_NUMBER) \
+		--file-version $(VERSION_NUMBER) --original-filename edgecore.exe \
+		--file-description "KubeEdge edge node agent for Windows Server ($(VERSION), KubeEdge $(KUBEEDGE_VERSION))" \
+		--copyright "Copyright 2026 the edgecore for Windows authors; Apache License 2.0"
 
 windows: $(WIN_EXE)
 $(MODFILE): $(wildcard patches/*.patch) build/patch-upstream.sh go.mod go.sum
 	build/patch-upstream.sh $(PATCHED)
 
-$(WIN_EXE): $(SOURCES) $(MODFILE)
+$(WIN_EXE): $(SOURCES) $(MODFILE) $(SYSO)
 	@command -v $(MINGW_CC) >/dev/null || { echo "$(MINGW_CC) not found: apt-get install gcc-mingw-w64-x86-64"; exit 1; }
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -o $@ ./cmd/edgecore
 
@@ -55,8 +69,8 @@ $(LINUX_BIN): $(SOURCES) $(MODFILE)
 	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ ./cmd/edgecore
 
 # Everything CI checks: unit tests with the race detector, vet for Windows,
-# the Windows and Linux builds and the Wine smoke tests.
-test: unit vet windows linux wine-test
+# the Windows and Linux builds, the Wine tests and the release package.
+test: unit vet windows linux wine-test package-test
 
 unit:
 	go test -race -count=1 ./...
@@ -85,5 +99,14 @@ wine-test: windows wine-setup
 bench:
 	cd staging/src/github.com/kubeedge/beehive && go test -run '^$$' -bench . -benchmem ./pkg/core/context/
 
+PACKAGE := $(OUT)/edgecore-$(VERSION)-windows-amd64.zip
+
+package: $(PACKAGE)
+$(PACKAGE): $(WIN_EXE) LICENSE NOTICE README.md build/package.sh build/sample/main.go
+	build/package.sh $(WIN_EXE) $(VERSION) $@
+
+package-test: package
+	PACKAGE_ZIP=$(CURDIR)/$(PACKAGE) VERSION=$(VERSION) go test -tags package -count=1 -v ./test/package/
+
 clean:
-	rm -rf $(OUT)
+	rm -rf $(OUT) $(SYSO)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building edgecore.exe and running it under Wine need on a
 # Debian machine with Go already installed: the mingw C compiler (cgo builds
-# go-sqlite3), Wine, make and patch (for patches/); then fetches the Go
-# modules.
+# go-sqlite3), Wine, make, patch (for patches/) and zip (for the release
+# package); then fetches the Go modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +14,7 @@ command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ] || need+=(wine64)
 command -v make >/dev/null || need+=(make)
 command -v gcc >/dev/null || need+=(gcc)
 command -v patch >/dev/null || need+=(patch)
+command -v zip >/dev/null || need+=(zip)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo
