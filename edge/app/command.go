@@ -77,7 +77,8 @@ func NewCommand() *cobra.Command {
 		},
 	})
 
-	cmd.AddCommand(newConfigCommand(), newServiceCommand(), newPreflightCommand(), newCNIConfigCommand())
+	cmd.AddCommand(newConfigCommand(), newJoinCommand(), newResetCommand(), newServiceCommand(),
+		newPreflightCommand(), newCNIConfigCommand())
 	cmd.CompletionOptions.DisableDefaultCmd = true
 
 	named := opts.flags(cmd.Name())
@@ -100,6 +101,8 @@ func NewCommand() *cobra.Command {
 		fmt.Fprintln(c.OutOrStderr())
 		if c == cmd {
 			cliflag.PrintSections(c.OutOrStderr(), named, cols)
+		} else if c.HasAvailableLocalFlags() {
+			fmt.Fprintf(c.OutOrStderr(), "Flags:\n%s", c.LocalFlags().FlagUsagesWrapped(cols))
 		}
 		return nil
 	})

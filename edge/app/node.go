@@ -43,7 +43,35 @@ func runNode(cmd *cobra.Command, opts *Options, logs logfile.Options) error {
 	if !asService {
 		return Run(opts)
 	}
-	return service.RunAsService(service.DefaultName, func() error { return Run(opts) }, func() {
+	return service.RunAsService(service.DefaultName, runUntilFatal(opts), func() {
 		core.Shutdown("stop requested by the service manager")
 	})
+}
+
+// runUntilFatal runs the node and returns when it stops, or when an upstream
+// module ends the process through klog.Fatal or klog.Exit, as edgehub does
+// when the cloud refuses the join token. A service must report itself
+// stopped, with a failure code, before its process goes: otherwise the
+// service manager learns of the exit only from the process handle (late,
+// under Wine) and cannot tell a failure from a stop.
+func runUntilFatal(opts *Options) func() error {
+	fatal := make(chan int, 1)
+	klog.OsExit = func(code int) {
+		select {
+		case fatal <- code:
+		default:
+		}
+		// The service handler reports the stop and ends the process.
+		select {}
+	}
+	return func() error {
+		done := make(chan error, 1)
+		go func() { done <- Run(opts) }()
+		select {
+		case err := <-done:
+			return err
+		case code := <-fatal:
+			return fmt.Errorf("edgecore stopped on a fatal error (exit code %d); the log file says why", code)
+		}
+	}
 }

@@ -83,9 +83,10 @@ func stopService(op Operation, name string, h handle, timeout, interval time.Dur
 				switch {
 				case err == nil:
 					sent = true
-				case isErrno(err, errnoServiceNotActive):
-					// It stopped between query and control; the
-					// next query sees that.
+				case isErrno(err, errnoServiceNotActive), isErrno(err, errnoBrokenPipe),
+					isErrno(err, errnoNoData), isErrno(err, errnoPipeNotConnected):
+					// It stopped, or is exiting, between query and
+					// control; the next query sees that.
 				case isErrno(err, errnoServiceCannotAcceptCtl):
 					// Busy changing state; try again on the next poll.
 				default:

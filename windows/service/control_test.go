@@ -154,6 +154,17 @@ func TestStopToleratesAServiceThatStoppedMeanwhile(t *testing.T) {
 	}
 }
 
+// A process that is exiting closes its control pipe; that is no reason to
+// fail an uninstall (seen under Wine right after edgecore failed to join).
+func TestStopToleratesAServiceWhoseProcessIsExiting(t *testing.T) {
+	for _, errno := range []uint32{errnoBrokenPipe, errnoNoData, errnoPipeNotConnected} {
+		f := &fakeService{states: states(Running, Stopped), ctlErrs: []error{syscall.Errno(errno)}}
+		if err := stopService(OpUninstall, "edgecore", f, time.Second, tick); err != nil {
+			t.Errorf("errno %d: %v", errno, err)
+		}
+	}
+}
+
 func TestStopTimesOutNamingTheProcess(t *testing.T) {
 	f := &fakeService{states: []Status{{State: Running, ProcessID: 312}, {State: StopPending, ProcessID: 312}}}
 	err := stopService(OpUninstall, "edgecore", f, 20*time.Millisecond, tick)

@@ -60,6 +60,11 @@ const (
 	errnoServiceDisabled        = 1058
 	errnoServiceCannotAcceptCtl = 1061
 	errnoServiceNotActive       = 1062
+	// The service manager's pipe to a process that is exiting: the
+	// process is going away, which a later query shows as stopped.
+	errnoBrokenPipe             = 109
+	errnoNoData                 = 232
+	errnoPipeNotConnected       = 233
 	errnoServiceDoesNotExist    = 1060
 	errnoServiceSpecificError   = 1066
 	errnoServiceMarkedForDelete = 1072

@@ -1,0 +1,113 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/edge/logfile"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/windows/join"
+	"github.com/kubeedge-windows/edgecore/windows/preflight"
+)
+
+// defaultJoinTimeout covers issuing the certificates and the first hub
+// connection, which take seconds, with room for a slow link.
+const defaultJoinTimeout = 5 * time.Minute
+
+// newJoinCommand joins this host to a KubeEdge cloud in one command, with
+// keadm join's flag names: it writes the configuration, installs edgecore
+// as a Windows service and waits until the node is connected.
+func newJoinCommand() *cobra.Command {
+	o := join.Options{
+		ConfigFile: config.DefaultConfigFile(runtime.GOOS),
+		Timeout:    defaultJoinTimeout,
+	}
+	var sets []string
+	cmd := &cobra.Command{
+		Use:   "join",
+		Short: "Join this host to a KubeEdge cloud and run edgecore as a Windows service",
+		Long: "Join this host to the cloudcore at --cloudcore-ipport with the token from `keadm gettoken`:\n" +
+			"write the configuration, restrict C:\\etc\\kubeedge to SYSTEM and Administrators, install and start\n" +
+			"the edgecore service, and wait until the node certificates are issued and the hub is connected.\n" +
+			"Each step is printed as it runs; a failure undoes what was done and names the fix.\n" +
+			"Run it from PowerShell started with \"Run as administrator\". --dry-run prints the steps only.",
+		Example: "  edgecore.exe join -e 192.168.1.10:10000 -t <output of keadm gettoken> -l site=plant-1\n" +
+			"  edgecore.exe join -e 192.168.1.10:10000 -t <token> --set modules.edged.tailoredKubeletConfig.maxPods=50 --dry-run",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Set = join.SplitSettings(sets)
+			o.Host = config.CurrentHost(runtime.GOOS)
+			// The address this host reaches the cloud from is the node
+			// IP the cloud can reach it back on.
+			if ip, err := config.DefaultRouteIP(o.CloudCoreIPPort); err == nil {
+				o.Host.NodeIP = ip.String()
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("finding the path of this program for the service: %w", err)
+			}
+			o.Executable = exe
+			o.LogFile = logfile.DefaultFile(runtime.GOOS)
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			return join.Run(ctx, cmd.OutOrStdout(), o, hostSystem(o.Host))
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&o.CloudCoreIPPort, "cloudcore-ipport", "e", "", "Address and hub port of cloudcore, e.g. 192.168.1.10:10000")
+	fs.StringVarP(&o.Token, "token", "t", "", "Join token printed by `keadm gettoken` on the cloud side")
+	fs.StringVarP(&o.EdgeNodeName, "edgenode-name", "i", "", "Node name (default: the host name in lowercase)")
+	fs.StringVarP(&o.CertPort, "certport", "s", config.DefaultCertPort, "Port on which cloudcore issues certificates")
+	fs.StringSliceVarP(&o.Labels, "labels", "l", nil, "Node labels, key=value[,key=value]")
+	fs.StringVarP(&o.RemoteRuntimeEndpoint, "remote-runtime-endpoint", "p", "", "CRI endpoint (default: the containerd named pipe)")
+	fs.StringVar(&o.HubProtocol, "hub-protocol", config.HubWebSocket, "Protocol to talk to cloudcore: websocket or quic")
+	fs.StringArrayVar(&sets, "set", nil,
+		"Set a configuration field by its dotted path, e.g. modules.edged.tailoredKubeletConfig.maxPods=50 (repeat, or separate with commas)")
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file to write, under C:\\etc\\kubeedge; the service runs with it")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the node certificates and the hub connection")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "Print the steps join would take and change nothing")
+	return cmd
+}
+
+// interruptible is the command's context, cancelled by Ctrl+C so that join
+// rolls back rather than leaving half a node behind.
+func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return signal.NotifyContext(ctx, os.Interrupt)
+}
+
+// hostSystem is what join and reset act on: this host's files, services
+// and ACLs.
+func hostSystem(host config.Host) join.System {
+	return join.System{
+		FS:       join.OSFS{},
+		Reach:    dialReach,
+		Elevated: preflight.SystemProbes().Elevated,
+		WriteConfig: func(path string, data []byte) error {
+			// The file holds the join token until the certificates are issued.
+			return config.WriteNewFile(path, data, 0o600, false)
+		},
+		LoadConfig: func(path string) (*v1alpha2.EdgeCoreConfig, error) {
+			c, _, err := config.Load(path, host)
+			return c, err
+		},
+		RemoveToken: config.RemoveToken,
+		RestrictAccess: func(root string) error {
+			return acl.ApplyTree(root, acl.DirectorySDDL)
+		},
+		Services: join.WindowsServices{},
+		Clock:    join.RealClock{},
+	}
+}

@@ -1,0 +1,46 @@
+package app
+
+import (
+	"os"
+	"runtime"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/edge/logfile"
+	"github.com/kubeedge-windows/edgecore/windows/join"
+)
+
+// newResetCommand undoes a join: it removes the service and what join
+// wrote, and leaves containerd and the CNI configuration alone.
+func newResetCommand() *cobra.Command {
+	o := join.ResetOptions{ConfigFile: config.DefaultConfigFile(runtime.GOOS)}
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Remove the edgecore service and what join set up on this host",
+		Long: "Stop and delete the edgecore service, then remove the configuration, the node certificates,\n" +
+			"the database (unless --keep-data) and edgecore's logs. containerd, its containers and images,\n" +
+			"the CNI configuration and the kubelet's directory are left alone. It asks before removing\n" +
+			"anything; without a terminal to ask on, pass --force.",
+		Example: "  edgecore.exe reset\n  edgecore.exe reset --force --keep-data",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Host = config.CurrentHost(runtime.GOOS)
+			o.LogFile = logfile.DefaultFile(runtime.GOOS)
+			in := cmd.InOrStdin()
+			// Only a console can answer the question; a pipe, a file or a
+			// remote session without one cannot.
+			interactive := in == os.Stdin && term.IsTerminal(int(os.Stdin.Fd()))
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			return join.Reset(ctx, in, cmd.OutOrStdout(), interactive, o, hostSystem(o.Host))
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "The node's configuration file; the certificate and database paths are read from it")
+	fs.BoolVar(&o.KeepData, "keep-data", false, "Keep the database (pods, config maps and secrets the node has cached)")
+	fs.BoolVar(&o.Force, "force", false, "Reset without asking for confirmation (needed when standard input is not a terminal)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "Print what reset would remove and change nothing")
+	return cmd
+}

@@ -1,0 +1,506 @@
+package join
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+// fakeFS is a Windows file system in a map, keyed by path as written.
+// Every change is recorded in changes, so that a test can tell that
+// nothing was touched.
+type fakeFS struct {
+	mu         sync.Mutex
+	goos       string
+	nodes      map[string]*fakeNode
+	changes    []string
+	failMkdir  map[string]error
+	failRemove map[string]error
+}
+
+type fakeNode struct {
+	dir  bool
+	link bool
+	data []byte
+}
+
+func newFakeFS(goos string) *fakeFS {
+	f := &fakeFS{goos: goos, nodes: map[string]*fakeNode{}, failMkdir: map[string]error{}, failRemove: map[string]error{}}
+	if goos == config.Windows {
+		f.nodes[`C:\`] = &fakeNode{dir: true}
+	} else {
+		f.nodes["/"] = &fakeNode{dir: true}
+	}
+	return f
+}
+
+func notExist(op, path string) error { return &fs.PathError{Op: op, Path: path, Err: fs.ErrNotExist} }
+
+// mkdirAll and write set up a host before the test; they are not
+// recorded as changes.
+func (f *fakeFS) mkdirAll(path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, a := range ancestors(f.goos, path) {
+		if _, ok := f.nodes[a]; !ok {
+			f.nodes[a] = &fakeNode{dir: true}
+		}
+	}
+}
+
+func (f *fakeFS) write(path, data string) {
+	f.mkdirAll(config.Dir(f.goos, path))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nodes[path] = &fakeNode{data: []byte(data)}
+}
+
+func (f *fakeFS) appendTo(path, data string) {
+	f.mkdirAll(config.Dir(f.goos, path))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.nodes[path]
+	if !ok {
+		n = &fakeNode{}
+		f.nodes[path] = n
+	}
+	n.data = append(n.data, data...)
+}
+
+func (f *fakeFS) has(path string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.nodes[path]
+	return ok
+}
+
+func (f *fakeFS) content(path string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n, ok := f.nodes[path]; ok {
+		return string(n.data)
+	}
+	return ""
+}
+
+// paths lists everything, sorted, for comparing a host before and after.
+func (f *fakeFS) paths() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for p := range f.nodes {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (f *fakeFS) record(format string, args ...interface{}) {
+	f.changes = append(f.changes, fmt.Sprintf(format, args...))
+}
+
+type fakeInfo struct {
+	name string
+	n    *fakeNode
+}
+
+func (i fakeInfo) Name() string { return i.name }
+func (i fakeInfo) Size() int64  { return int64(len(i.n.data)) }
+func (i fakeInfo) Mode() fs.FileMode {
+	switch {
+	case i.n.link:
+		return fs.ModeSymlink
+	case i.n.dir:
+		return fs.ModeDir
+	}
+	return 0
+}
+func (i fakeInfo) ModTime() time.Time { return time.Time{} }
+func (i fakeInfo) IsDir() bool        { return i.n.dir && !i.n.link }
+func (i fakeInfo) Sys() interface{}   { return nil }
+
+func (f *fakeFS) base(p string) string {
+	d := config.Dir(f.goos, p)
+	return strings.TrimPrefix(strings.TrimPrefix(p, d), separator(f.goos))
+}
+
+func (f *fakeFS) Lstat(path string) (fs.FileInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.nodes[path]
+	if !ok {
+		return nil, notExist("lstat", path)
+	}
+	return fakeInfo{name: f.base(path), n: n}, nil
+}
+
+func (f *fakeFS) Mkdir(path string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.failMkdir[path]; err != nil {
+		return &fs.PathError{Op: "mkdir", Path: path, Err: err}
+	}
+	if _, ok := f.nodes[path]; ok {
+		return &fs.PathError{Op: "mkdir", Path: path, Err: fs.ErrExist}
+	}
+	if p, ok := f.nodes[config.Dir(f.goos, path)]; !ok || !p.dir {
+		return notExist("mkdir", path)
+	}
+	f.nodes[path] = &fakeNode{dir: true}
+	f.record("mkdir %s", path)
+	return nil
+}
+
+func (f *fakeFS) children(path string) []string {
+	var out []string
+	for p := range f.nodes {
+		if p != path && config.Dir(f.goos, p) == path {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (f *fakeFS) ReadDir(path string) ([]fs.DirEntry, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.nodes[path]
+	if !ok {
+		return nil, notExist("readdir", path)
+	}
+	if !n.dir || n.link {
+		return nil, &fs.PathError{Op: "readdir", Path: path, Err: errors.New("not a directory")}
+	}
+	var out []fs.DirEntry
+	for _, c := range f.children(path) {
+		out = append(out, fs.FileInfoToDirEntry(fakeInfo{name: f.base(c), n: f.nodes[c]}))
+	}
+	return out, nil
+}
+
+func (f *fakeFS) Remove(path string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.failRemove[path]; err != nil {
+		return &fs.PathError{Op: "remove", Path: path, Err: err}
+	}
+	n, ok := f.nodes[path]
+	if !ok {
+		return notExist("remove", path)
+	}
+	if n.dir && !n.link && len(f.children(path)) > 0 {
+		return &fs.PathError{Op: "remove", Path: path, Err: errors.New("directory not empty")}
+	}
+	delete(f.nodes, path)
+	f.record("remove %s", path)
+	return nil
+}
+
+func (f *fakeFS) ReadFile(path string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.nodes[path]
+	if !ok {
+		return nil, notExist("open", path)
+	}
+	return append([]byte(nil), n.data...), nil
+}
+
+func (f *fakeFS) Tail(path string, offset int64) ([]byte, int64, error) {
+	data, err := f.ReadFile(path)
+	if err != nil {
+		return nil, offset, err
+	}
+	if int64(len(data)) < offset {
+		offset = 0
+	}
+	return data[offset:], int64(len(data)), nil
+}
+
+// fakeServices is the service manager.
+type fakeServices struct {
+	mu           sync.Mutex
+	installed    map[string]service.Config
+	running      map[string]bool
+	calls        []string
+	installedErr error
+	installErr   error
+	startErr     error
+	uninstallErr error
+	onStart      func()
+}
+
+func (s *fakeServices) Installed(name string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.installed[name]
+	return ok, s.installedErr
+}
+
+func (s *fakeServices) Install(c service.Config) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, "install "+c.Name)
+	if s.installErr != nil {
+		return nil, s.installErr
+	}
+	if _, ok := s.installed[c.Name]; ok {
+		return nil, fmt.Errorf("install service %q: the service is %w", c.Name, service.ErrAlreadyInstalled)
+	}
+	s.installed[c.Name] = c
+	return nil, nil
+}
+
+func (s *fakeServices) Start(name string) error {
+	s.mu.Lock()
+	s.calls = append(s.calls, "start "+name)
+	onStart := s.onStart
+	if s.startErr != nil {
+		s.mu.Unlock()
+		// The process may log before it dies.
+		if onStart != nil {
+			onStart()
+		}
+		return s.startErr
+	}
+	s.running[name] = true
+	s.mu.Unlock()
+	if onStart != nil {
+		onStart()
+	}
+	return nil
+}
+
+func (s *fakeServices) Uninstall(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, "uninstall "+name)
+	if s.uninstallErr != nil {
+		return s.uninstallErr
+	}
+	if _, ok := s.installed[name]; !ok {
+		return fmt.Errorf("uninstall service %q: the service is %w", name, service.ErrNotInstalled)
+	}
+	delete(s.installed, name)
+	delete(s.running, name)
+	return nil
+}
+
+// fakeClock advances only when the code under test sleeps, and runs the
+// events due by then: what edgecore does while join waits.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	events []fakeEvent
+	// cancel, when set, is called once the clock passes cancelAt.
+	cancel   func()
+	cancelAt time.Time
+}
+
+type fakeEvent struct {
+	at time.Time
+	do func()
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) after(d time.Duration, do func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = append(c.events, fakeEvent{at: c.now.Add(d), do: do})
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []fakeEvent
+	rest := c.events[:0]
+	for _, e := range c.events {
+		if !e.at.After(c.now) {
+			due = append(due, e)
+		} else {
+			rest = append(rest, e)
+		}
+	}
+	c.events = rest
+	cancel := c.cancel
+	if cancel != nil && !c.now.Before(c.cancelAt) {
+		c.cancel = nil
+	} else {
+		cancel = nil
+	}
+	c.mu.Unlock()
+	for _, e := range due {
+		e.do()
+	}
+	if cancel != nil {
+		cancel()
+	}
+	return ctx.Err()
+}
+
+// world is a Windows host with everything join and reset touch.
+type world struct {
+	t         *testing.T
+	host      config.Host
+	fs        *fakeFS
+	services  *fakeServices
+	clock     *fakeClock
+	elevated  bool
+	elevErr   error
+	reach     map[string]error
+	reached   []string
+	acl       []string
+	aclErr    error
+	removeTok []string
+}
+
+func newWorld(t *testing.T) *world {
+	return &world{
+		t:        t,
+		host:     config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.20.30.40"},
+		fs:       newFakeFS(config.Windows),
+		services: &fakeServices{installed: map[string]service.Config{}, running: map[string]bool{}},
+		clock:    &fakeClock{now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)},
+		elevated: true,
+		reach:    map[string]error{},
+	}
+}
+
+var tokenLine = regexp.MustCompile(`(?m)^(\s*token:).*$`)
+
+func (w *world) system() System {
+	return System{
+		FS: w.fs,
+		Reach: func(addr string) error {
+			w.reached = append(w.reached, addr)
+			return w.reach[addr]
+		},
+		Elevated: func() (bool, error) { return w.elevated, w.elevErr },
+		WriteConfig: func(path string, data []byte) error {
+			if w.fs.has(path) {
+				return fmt.Errorf("%s already exists: pass --force to replace it", path)
+			}
+			if !w.fs.has(config.Dir(config.Windows, path)) {
+				return notExist("open", path)
+			}
+			w.fs.write(path, string(data))
+			w.fs.mu.Lock()
+			w.fs.record("write %s", path)
+			w.fs.mu.Unlock()
+			return nil
+		},
+		LoadConfig: func(path string) (*v1alpha2.EdgeCoreConfig, error) {
+			raw, err := w.fs.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			c, err := config.Parse(raw, w.host)
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: %w", path, err)
+			}
+			config.Normalize(c, config.Windows)
+			if errs := config.Validate(c, config.Windows); len(errs) > 0 {
+				return nil, &config.InvalidError{What: "config file " + path, Errs: errs}
+			}
+			return c, nil
+		},
+		RemoveToken: func(path string) error {
+			w.removeTok = append(w.removeTok, path)
+			w.fs.write(path, tokenLine.ReplaceAllString(w.fs.content(path), `$1 ""`))
+			return nil
+		},
+		RestrictAccess: func(root string) error {
+			w.acl = append(w.acl, root)
+			return w.aclErr
+		},
+		Services: w.services,
+		Clock:    w.clock,
+	}
+}
+
+// Paths of a default Windows join.
+const (
+	cfgFile  = `C:\etc\kubeedge\config\edgecore.yaml`
+	caFile   = `C:\etc\kubeedge\ca\rootCA.crt`
+	certFile = `C:\etc\kubeedge\certs\server.crt`
+	keyFile  = `C:\etc\kubeedge\certs\server.key`
+	dbFile   = `C:\var\lib\kubeedge\edgecore.db`
+	logFile  = `C:\var\log\kubeedge\edgecore.log`
+	exe      = `C:\Program Files\edgecore\edgecore.exe`
+	// A token of the shape `keadm gettoken` prints.
+	testToken  = "3f6e2b1c9d8a7f6e5d4c3b2a19087f6e5d4c3b2a19087f6e5d4c3b2a19087f6e.eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE4OTM0NTYwMDB9.c2lnbmF0dXJlLW9mLXRoZS1qb2luLXRva2Vu"
+	testSecret = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE4OTM0NTYwMDB9.c2lnbmF0dXJlLW9mLXRoZS1qb2luLXRva2Vu"
+)
+
+// klog lines as upstream edgehub writes them.
+const (
+	logLineConnected = "I0102 03:04:09.000000    4321 websocket.go:93] Websocket connect to cloud access successful\n"
+	logLineRefused   = "F0102 03:04:07.000000    4321 certmanager.go:83] failed to apply the edge certs, err: failed to get edge certificate from the cloudcore, error: failed to call http, code: 401, message: token validation failure, err: signature is invalid\n"
+	logLineWrongCA   = "F0102 03:04:07.000000    4321 certmanager.go:83] failed to apply the edge certs, err: failed to validate CA certificate. tokenCAhash: 3f6e, CAhash: 9a9a\n"
+	logLineNoHub     = "E0102 03:04:08.000000    4321 edgehub.go:105] connection failed: dial tcp 192.168.50.10:10000: i/o timeout, will reconnect after 30s\n"
+)
+
+func (w *world) options() Options {
+	return Options{
+		JoinOptions: config.JoinOptions{
+			CloudCoreIPPort: "192.168.50.10:10000",
+			Token:           testToken,
+			Labels:          []string{"site=plant-1"},
+		},
+		ConfigFile: cfgFile,
+		Executable: exe,
+		LogFile:    logFile,
+		Timeout:    2 * time.Minute,
+		Host:       w.host,
+	}
+}
+
+// edgecoreIssues makes the started service behave like edgecore whose
+// token is accepted: certificates after 2 s, the token blanked by edgecore
+// itself if blanks is set, and the hub connected after 4 s.
+func (w *world) edgecoreIssues(blanks bool) {
+	w.services.onStart = func() {
+		w.clock.after(2*time.Second, func() {
+			w.fs.write(caFile, "CA")
+			w.fs.write(certFile, "CERT")
+			w.fs.write(keyFile, "KEY")
+			w.fs.write(dbFile, "DB")
+			if blanks {
+				w.fs.write(cfgFile, tokenLine.ReplaceAllString(w.fs.content(cfgFile), `$1 ""`))
+			}
+		})
+		w.clock.after(4*time.Second, func() { w.fs.appendTo(logFile, logLineConnected) })
+	}
+}
+
+// edgecoreLogs makes the started service log line after 2 s, as edgecore
+// does before exiting when its token is refused.
+func (w *world) edgecoreLogs(line string) {
+	w.services.onStart = func() {
+		w.clock.after(2*time.Second, func() {
+			w.fs.write(dbFile, "DB")
+			w.fs.appendTo(logFile, "I0102 03:04:06.000000    4321 certmanager.go:79] unable to get the current edge certs\n"+line)
+		})
+	}
+}

@@ -1,0 +1,557 @@
+package join
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+// Options are the inputs of `edgecore.exe join`.
+type Options struct {
+	// JoinOptions are keadm join's flags: cloudcore address, token, node
+	// name, certificate port, labels, runtime endpoint, hub protocol.
+	config.JoinOptions
+	// Set are the --set path=value overrides of the generated
+	// configuration.
+	Set []string
+	// ConfigFile is where the configuration is written (--config); the
+	// service runs with it.
+	ConfigFile string
+	// Executable is the absolute path of the edgecore.exe the service
+	// runs.
+	Executable string
+	// LogFile is where the service logs; join reads it to see the hub
+	// connect or the token being refused.
+	LogFile string
+	// Timeout bounds the wait for the certificates and the hub connection.
+	Timeout time.Duration
+	// Host is the machine joining, including the node IP.
+	Host config.Host
+	// ServiceName defaults to service.DefaultName.
+	ServiceName string
+	// DryRun prints the plan and changes nothing.
+	DryRun bool
+}
+
+// Flag names that errors point at.
+const (
+	flagConfig  = "--config"
+	flagTimeout = "--timeout"
+)
+
+// The steps of a join, in order.
+const (
+	stepValidate  = "validate inputs"
+	stepElevated  = "check Administrator"
+	stepEarlier   = "check for an earlier installation"
+	stepDirs      = "create directories"
+	stepConfig    = "write the configuration"
+	stepACL       = "restrict access"
+	stepService   = "install and start the service"
+	stepWait      = "wait for certificates and the hub connection"
+	numJoinSteps  = 8
+	fixElevated   = `open PowerShell with "Run as administrator" and run the same command there`
+	fixResetFirst = "remove the earlier installation with `edgecore.exe reset` (add --keep-data to keep the database), " +
+		"or remove only the service with `edgecore.exe service uninstall`; then run join again"
+)
+
+// KubeEdgeDir holds the configuration, the node's key and certificates.
+// Join restricts it to SYSTEM and Administrators.
+func KubeEdgeDir(goos string) string {
+	if goos == config.Windows {
+		return `C:\etc\kubeedge`
+	}
+	return "/etc/kubeedge"
+}
+
+// Join is a join whose inputs have been checked, ready to print or run.
+type Join struct {
+	o        Options
+	sys      System
+	goos     string
+	cfg      *v1alpha2.EdgeCoreConfig
+	data     []byte
+	rewrites []config.Rewrite
+	svc      service.Config
+	hubAddr  string
+	certAddr string
+
+	// What the steps did, for their undo.
+	created     []string
+	wroteConfig bool
+	installed   bool
+	newFiles    []string
+	logOffset   int64
+}
+
+// Run checks the inputs and joins the node, printing each step to out; with
+// o.DryRun it prints the plan instead and changes nothing.
+func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
+	j, err := New(o, sys)
+	if err != nil {
+		return err
+	}
+	p := j.Plan()
+	if o.DryRun {
+		fmt.Fprintf(out, "Dry run: %s join would do the following; nothing is changed.\n", config.ExecutableName(j.goos))
+		p.Print(out)
+		return nil
+	}
+	fmt.Fprintf(out, "Joining node %s to cloudcore at %s\n", j.NodeName(), j.hubAddr)
+	if err := p.Run(ctx, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Node %s joined cloudcore at %s.\n", j.NodeName(), j.hubAddr)
+	fmt.Fprintf(out, "edgecore runs as the Windows service %q: it starts at boot and is restarted after a failure; it logs to %s.\n",
+		j.svc.Name, j.o.LogFile)
+	fmt.Fprintf(out, "Next, on the cloud side: kubectl get node %s\n", j.NodeName())
+	return nil
+}
+
+// New checks every input without touching the host and builds the
+// configuration. Problems are reported together, each naming its flag and
+// the fix, as a failure of the first step.
+func New(o Options, sys System) (*Join, error) {
+	if o.ServiceName == "" {
+		o.ServiceName = service.DefaultName
+	}
+	j := &Join{o: o, sys: sys, goos: o.Host.GOOS}
+	if err := j.prepare(); err != nil {
+		return nil, &StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err}
+	}
+	return j, nil
+}
+
+// NodeName is the name the node registers with.
+func (j *Join) NodeName() string { return j.cfg.Modules.Edged.HostnameOverride }
+
+func (j *Join) prepare() error {
+	o := j.o
+	var errs field.ErrorList
+	flag := func(name string) *field.Path { return field.NewPath(name) }
+	if o.Timeout <= 0 {
+		errs = append(errs, field.Invalid(flag(flagTimeout), o.Timeout.String(), "give how long to wait for the certificates and the hub connection, for example 5m"))
+	}
+	kubeedge := KubeEdgeDir(j.goos)
+	switch {
+	case o.ConfigFile == "":
+		errs = append(errs, field.Required(flag(flagConfig), "give the configuration file to write, for example "+config.DefaultConfigFile(j.goos)))
+	case !isAbs(j.goos, o.ConfigFile):
+		errs = append(errs, field.Invalid(flag(flagConfig), o.ConfigFile, "give an absolute path: the service does not start in this directory"))
+	case !within(j.goos, kubeedge, o.ConfigFile) || samePath(j.goos, kubeedge, o.ConfigFile):
+		errs = append(errs, field.Invalid(flag(flagConfig), o.ConfigFile,
+			"keep the configuration under "+kubeedge+", which join restricts to SYSTEM and Administrators: it holds the join token until the certificates are issued"))
+	}
+	settings, setErrs := ParseSettings(o.Set)
+	errs = append(errs, setErrs...)
+
+	c, rewrites, err := config.JoinConfig(o.JoinOptions, o.Host, nil)
+	var invalid *config.InvalidError
+	switch {
+	case errors.As(err, &invalid):
+		errs = append(invalid.Errs, errs...)
+	case err != nil:
+		return err
+	}
+	if len(errs) > 0 {
+		return &config.InvalidError{What: "join options", Errs: errs}
+	}
+	// The executable comes from the running process, not a flag; the
+	// service manager still needs it absolute and quotable.
+	j.svc = service.DefaultConfig(o.Executable, o.ConfigFile)
+	j.svc.Name = o.ServiceName
+	if err := j.svc.Validate(); err != nil {
+		return err
+	}
+
+	if c, err = ApplySettings(c, settings, o.Host); err != nil {
+		return err
+	}
+	rewrites = append(rewrites, config.Normalize(c, j.goos)...)
+	if errs := config.Validate(c, j.goos); len(errs) > 0 {
+		return &config.InvalidError{What: "configuration with the --set values", Errs: errs}
+	}
+	hub := c.Modules.EdgeHub
+	for _, f := range []struct{ name, path string }{
+		{"modules.edgeHub.tlsCaFile", hub.TLSCAFile},
+		{"modules.edgeHub.tlsCertFile", hub.TLSCertFile},
+		{"modules.edgeHub.tlsPrivateKeyFile", hub.TLSPrivateKeyFile},
+	} {
+		if !within(j.goos, kubeedge, f.path) {
+			errs = append(errs, field.Invalid(flag(flagSet+" "+f.name), f.path,
+				"keep the node's key and certificates under "+kubeedge+", which join restricts to SYSTEM and Administrators"))
+		}
+	}
+	if len(errs) > 0 {
+		return &config.InvalidError{What: "configuration with the --set values", Errs: errs}
+	}
+	if j.hubAddr, j.certAddr, err = cloudAddresses(hub); err != nil {
+		return err
+	}
+	body, err := yaml.Marshal(c)
+	if err != nil {
+		return err
+	}
+	j.cfg, j.rewrites = c, rewrites
+	j.data = append([]byte(fmt.Sprintf("# edgecore configuration for node %s, joining cloudcore at %s; written by `%s join`.\n"+
+		"# The token is removed from this file once the node certificates are issued.\n",
+		j.NodeName(), j.hubAddr, config.ExecutableName(j.goos))), body...)
+	return nil
+}
+
+// cloudAddresses are the host:port pairs edgehub will use: the hub of the
+// enabled protocol and the certificate server.
+func cloudAddresses(hub *v1alpha2.EdgeHub) (string, string, error) {
+	hubAddr := hub.WebSocket.Server
+	if hub.Quic != nil && hub.Quic.Enable {
+		hubAddr = hub.Quic.Server
+	}
+	u, err := url.Parse(hub.HTTPServer)
+	if err != nil || u.Host == "" {
+		return "", "", fmt.Errorf("modules.edgeHub.httpServer %q: expected https://HOST:PORT", hub.HTTPServer)
+	}
+	certAddr := u.Host
+	if u.Port() == "" {
+		certAddr = net.JoinHostPort(u.Hostname(), "443")
+	}
+	return hubAddr, certAddr, nil
+}
+
+// directories are those the node needs: the ones the configuration names,
+// the configuration's own, the log's and the protected kubeedge directory.
+func (j *Join) directories() []string {
+	var dirs []string
+	add := func(d string) {
+		for _, have := range dirs {
+			if samePath(j.goos, have, d) {
+				return
+			}
+		}
+		dirs = append(dirs, d)
+	}
+	add(KubeEdgeDir(j.goos))
+	add(config.Dir(j.goos, j.o.ConfigFile))
+	for _, d := range config.Directories(j.cfg, j.goos) {
+		add(d.Path)
+	}
+	add(config.Dir(j.goos, j.o.LogFile))
+	return dirs
+}
+
+// Plan is the join as steps.
+func (j *Join) Plan() Plan {
+	hub := j.cfg.Modules.EdgeHub
+	cmdline, _ := j.svc.CommandLine() // checked in New
+	return Plan{Verb: "join", Steps: []Step{
+		{
+			Name: stepValidate,
+			Description: fmt.Sprintf("node %s; check that cloudcore answers at %s (hub) and %s (certificates)",
+				j.NodeName(), j.hubAddr, j.certAddr),
+			Do: j.validate,
+		},
+		{
+			Name:        stepElevated,
+			Description: "require a process started with \"Run as administrator\"",
+			Do:          j.checkElevated,
+		},
+		{
+			Name: stepEarlier,
+			Description: fmt.Sprintf("refuse if the service %q, %s or the node certificates %s, %s already exist",
+				j.svc.Name, j.o.ConfigFile, hub.TLSCertFile, hub.TLSPrivateKeyFile),
+			Do: j.checkEarlier,
+		},
+		{
+			Name:        stepDirs,
+			Description: "create those missing of " + strings.Join(j.directories(), ", "),
+			Do:          j.createDirs,
+			Undo:        j.removeDirs,
+		},
+		{
+			Name:        stepConfig,
+			Description: fmt.Sprintf("write %s for node %s, with the join token until the certificates are issued, and load it back", j.o.ConfigFile, j.NodeName()),
+			Do:          j.writeConfig,
+			Undo:        j.removeConfig,
+		},
+		{
+			Name:        stepACL,
+			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in it", KubeEdgeDir(j.goos)),
+			Do:          j.restrict,
+			// No undo: the directory holds only kubeedge's files, so a
+			// tighter ACL is harmless, and if join created it, undoing
+			// "create directories" removes it.
+		},
+		{
+			Name:        stepService,
+			Description: fmt.Sprintf("install the service %q (automatic start, restarted after a failure) running %s, and start it", j.svc.Name, cmdline),
+			Do:          j.installService,
+			Undo:        j.uninstallService,
+		},
+		{
+			Name: stepWait,
+			Description: fmt.Sprintf("wait up to %v for %s and %s, the token removed from %s, and the hub connection in %s",
+				j.o.Timeout, hub.TLSCertFile, hub.TLSPrivateKeyFile, j.o.ConfigFile, j.o.LogFile),
+			Do: j.wait,
+		},
+	}}
+}
+
+func (j *Join) validate(_ context.Context, out io.Writer) error {
+	fmt.Fprintf(out, "token, address, node name %s, labels and --set values are valid\n", j.NodeName())
+	for _, r := range j.rewrites {
+		fmt.Fprintf(out, "%s: written as %s (given as %s)\n", r.Field, r.To, r.From)
+	}
+	var errs []error
+	for _, a := range []struct{ what, addr string }{{"hub", j.hubAddr}, {"certificate", j.certAddr}} {
+		if err := j.sys.Reach(a.addr); err != nil {
+			errs = append(errs, fmt.Errorf("cloudcore does not answer on its %s port %s: %v", a.what, a.addr, err))
+		}
+	}
+	if len(errs) > 0 {
+		return WithFix(errors.Join(errs...),
+			"check that cloudcore runs (`kubectl -n kubeedge get pods` on the cloud side), that --cloudcore-ipport and --certport name its address and ports, "+
+				"and that the ports are open in the firewalls of both hosts")
+	}
+	fmt.Fprintf(out, "cloudcore answers at %s and %s\n", j.hubAddr, j.certAddr)
+	return nil
+}
+
+func (j *Join) checkElevated(_ context.Context, out io.Writer) error {
+	return checkElevated(j.sys, "join", out)
+}
+
+// checkElevated fails unless the process runs as an elevated
+// Administrator: installing and removing services and writing under
+// C:\etc and C:\var need it.
+func checkElevated(sys System, verb string, out io.Writer) error {
+	ok, err := sys.Elevated()
+	if err != nil {
+		return WithFix(fmt.Errorf("cannot tell whether this process runs as Administrator: %w", err),
+			"run "+verb+" on the Windows host, and there "+fixElevated)
+	}
+	if !ok {
+		return WithFix(fmt.Errorf("not running as Administrator, which %s needs to change services and files under C:\\", verb), fixElevated)
+	}
+	fmt.Fprintln(out, "running as Administrator")
+	return nil
+}
+
+func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
+	var found []error
+	installed, err := j.sys.Services.Installed(j.svc.Name)
+	if err != nil {
+		return err
+	}
+	if installed {
+		found = append(found, fmt.Errorf("the service %q is %w", j.svc.Name, service.ErrAlreadyInstalled))
+	}
+	hub := j.cfg.Modules.EdgeHub
+	for _, f := range []struct{ what, path string }{
+		{"the configuration", j.o.ConfigFile},
+		{"the CA certificate of an earlier join", hub.TLSCAFile},
+		{"the node certificate of an earlier join", hub.TLSCertFile},
+		{"the node key of an earlier join", hub.TLSPrivateKeyFile},
+	} {
+		ok, err := exists(j.sys.FS, f.path)
+		if err != nil {
+			return err
+		}
+		if ok {
+			found = append(found, fmt.Errorf("%s exists: %s", f.what, f.path))
+		}
+	}
+	if len(found) > 0 {
+		return WithFix(errors.Join(found...), fixResetFirst)
+	}
+	fmt.Fprintln(out, "none found")
+	return nil
+}
+
+func (j *Join) createDirs(_ context.Context, out io.Writer) error {
+	for _, d := range j.directories() {
+		var missing []string
+		for _, a := range ancestors(j.goos, d) {
+			ok, err := exists(j.sys.FS, a)
+			if err != nil {
+				return err
+			}
+			if ok {
+				break
+			}
+			missing = append(missing, a)
+		}
+		for i := len(missing) - 1; i >= 0; i-- {
+			if err := j.sys.FS.Mkdir(missing[i]); err != nil {
+				return WithFix(fmt.Errorf("create %s: %w", missing[i], err),
+					"make sure no file has that name and the drive is writable, then run join again")
+			}
+			j.created = append(j.created, missing[i])
+			fmt.Fprintf(out, "created %s\n", missing[i])
+		}
+	}
+	if len(j.created) == 0 {
+		fmt.Fprintln(out, "all exist")
+	}
+	return nil
+}
+
+// removeDirs removes the directories join created, with what the service
+// put in them. The log directory stays while it holds edgecore's log of
+// this attempt, which explains the failure; `edgecore.exe reset` removes
+// it.
+func (j *Join) removeDirs(out io.Writer) error {
+	logDir := config.Dir(j.goos, j.o.LogFile)
+	var errs []error
+	for i := len(j.created) - 1; i >= 0; i-- {
+		d := j.created[i]
+		if within(j.goos, d, logDir) {
+			removed, err := removeIfEmpty(j.sys.FS, d)
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+			case removed:
+				fmt.Fprintf(out, "removed %s\n", d)
+			case samePath(j.goos, d, logDir):
+				fmt.Fprintf(out, "kept %s: it holds edgecore's log of this attempt\n", d)
+			}
+			continue
+		}
+		if err := RemoveTree(j.sys.FS, j.goos, d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(out, "removed %s\n", d)
+	}
+	j.created = nil
+	return errors.Join(errs...)
+}
+
+func (j *Join) writeConfig(_ context.Context, out io.Writer) error {
+	if err := j.sys.WriteConfig(j.o.ConfigFile, j.data); err != nil {
+		return err
+	}
+	j.wroteConfig = true
+	fmt.Fprintf(out, "wrote %s\n", j.o.ConfigFile)
+	if _, err := j.sys.LoadConfig(j.o.ConfigFile); err != nil {
+		return WithFix(err, "correct the --set value of the field named above, or leave it out to keep the default")
+	}
+	fmt.Fprintln(out, "it loads as edgecore will read it")
+	return nil
+}
+
+func (j *Join) removeConfig(out io.Writer) error {
+	if !j.wroteConfig {
+		return nil
+	}
+	removed, err := removeFile(j.sys.FS, j.o.ConfigFile)
+	if err != nil {
+		return err
+	}
+	j.wroteConfig = false
+	if removed {
+		fmt.Fprintf(out, "removed %s\n", j.o.ConfigFile)
+	}
+	return nil
+}
+
+func (j *Join) restrict(_ context.Context, out io.Writer) error {
+	dir := KubeEdgeDir(j.goos)
+	if err := j.sys.RestrictAccess(dir); err != nil {
+		return WithFix(err, "make sure "+dir+" is on an NTFS volume and not a link, and that join runs elevated")
+	}
+	fmt.Fprintf(out, "%s: SYSTEM and Administrators only\n", dir)
+	return nil
+}
+
+// serviceFiles are the files the service creates while it joins: the
+// certificates, the database and the log.
+func (j *Join) serviceFiles() []string {
+	hub := j.cfg.Modules.EdgeHub
+	db := j.cfg.DataBase.DataSource
+	return []string{hub.TLSCAFile, hub.TLSCertFile, hub.TLSPrivateKeyFile, db, db + "-journal", db + "-wal", db + "-shm"}
+}
+
+func (j *Join) installService(_ context.Context, out io.Writer) error {
+	// Files that exist now (a database kept by `reset --keep-data`) are
+	// the operator's; only those the service creates are undone.
+	for _, f := range j.serviceFiles() {
+		ok, err := exists(j.sys.FS, f)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			j.newFiles = append(j.newFiles, f)
+		}
+	}
+	// Only what edgecore logs from now on tells about this attempt.
+	if info, err := j.sys.FS.Lstat(j.o.LogFile); err == nil {
+		j.logOffset = info.Size()
+	}
+	warnings, err := j.sys.Services.Install(j.svc)
+	switch {
+	case errors.Is(err, service.ErrAlreadyInstalled):
+		return WithFix(err, fixResetFirst)
+	case errors.Is(err, service.ErrAccessDenied):
+		return WithFix(err, fixElevated)
+	case err != nil:
+		return err
+	}
+	j.installed = true
+	cmdline, _ := j.svc.CommandLine()
+	fmt.Fprintf(out, "installed service %q: %s\n", j.svc.Name, cmdline)
+	for _, w := range warnings {
+		fmt.Fprintf(out, "warning: %s\n", w)
+	}
+	if err := j.sys.Services.Start(j.svc.Name); err != nil {
+		// edgecore can fail within milliseconds, a refused token for one;
+		// its log then names the real cause better than the start does.
+		if cause := j.logCause(); cause != nil {
+			return cause
+		}
+		return WithFix(err, "the service stopped while starting: read "+j.o.LogFile+
+			", or run `"+config.ExecutableName(j.goos)+" --config "+j.o.ConfigFile+"` in a console to see the error")
+	}
+	fmt.Fprintln(out, "started")
+	return nil
+}
+
+func (j *Join) uninstallService(out io.Writer) error {
+	var errs []error
+	if j.installed {
+		err := j.sys.Services.Uninstall(j.svc.Name)
+		switch {
+		case err == nil:
+			fmt.Fprintf(out, "stopped and removed service %q\n", j.svc.Name)
+			j.installed = false
+		case errors.Is(err, service.ErrNotInstalled):
+			j.installed = false
+		default:
+			// The service may still hold its files open; leave them
+			// for reset rather than fail on each.
+			return err
+		}
+	}
+	for _, f := range j.newFiles {
+		removed, err := removeFile(j.sys.FS, f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if removed {
+			fmt.Fprintf(out, "removed %s\n", f)
+		}
+	}
+	return errors.Join(errs...)
+}

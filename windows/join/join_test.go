@@ -1,0 +1,545 @@
+package join
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+var joinStepNames = []string{
+	"[1/8] validate inputs",
+	"[2/8] check Administrator",
+	"[3/8] check for an earlier installation",
+	"[4/8] create directories",
+	"[5/8] write the configuration",
+	"[6/8] restrict access",
+	"[7/8] install and start the service",
+	"[8/8] wait for certificates and the hub connection",
+}
+
+// stepLines are the "[i/n] name" lines of the output, in order.
+func stepLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "[") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+func mustContain(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s does not contain %q:\n%s", what, want, text)
+		}
+	}
+}
+
+func stepError(t *testing.T, err error, index int) *StepError {
+	t.Helper()
+	var se *StepError
+	if !errors.As(err, &se) {
+		t.Fatalf("want a *StepError, got %v", err)
+	}
+	if se.Index != index || se.Total != numJoinSteps {
+		t.Fatalf("failed at step %d/%d (%s), want step %d/%d:\n%v", se.Index, se.Total, se.Step, index, numJoinSteps, err)
+	}
+	return se
+}
+
+// noSecretOnDisk fails if any file of the host holds the token's secret.
+func noSecretOnDisk(t *testing.T, w *world) {
+	t.Helper()
+	for _, p := range w.fs.paths() {
+		if strings.Contains(w.fs.content(p), testSecret) {
+			t.Errorf("the join token is still on disk in %s", p)
+		}
+	}
+}
+
+func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
+	for _, edgecoreBlanks := range []bool{true, false} {
+		t.Run(fmt.Sprintf("edgecore blanks the token: %v", edgecoreBlanks), func(t *testing.T) {
+			w := newWorld(t)
+			w.edgecoreIssues(edgecoreBlanks)
+			var out bytes.Buffer
+			if err := Run(context.Background(), &out, w.options(), w.system()); err != nil {
+				t.Fatalf("join failed: %v\n%s", err, out.String())
+			}
+			got := out.String()
+			if lines := stepLines(got); !reflect.DeepEqual(lines, joinStepNames) {
+				t.Errorf("steps printed:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(joinStepNames, "\n"))
+			}
+			mustContain(t, "output", got,
+				"Joining node line3-pc to cloudcore at 192.168.50.10:10000",
+				"cloudcore answers at 192.168.50.10:10000 and 192.168.50.10:10002",
+				`created C:\etc\kubeedge`+"\n",
+				`wrote C:\etc\kubeedge\config\edgecore.yaml`,
+				`C:\etc\kubeedge: SYSTEM and Administrators only`,
+				`installed service "edgecore": "C:\Program Files\edgecore\edgecore.exe" --config C:\etc\kubeedge\config\edgecore.yaml`,
+				`certificates issued: C:\etc\kubeedge\certs\server.crt, C:\etc\kubeedge\certs\server.key`,
+				`token removed from C:\etc\kubeedge\config\edgecore.yaml`,
+				"edgehub connected to cloudcore at 192.168.50.10:10000",
+				"Node line3-pc joined cloudcore at 192.168.50.10:10000.",
+				"Next, on the cloud side: kubectl get node line3-pc",
+			)
+			if !reflect.DeepEqual(w.reached, []string{"192.168.50.10:10000", "192.168.50.10:10002"}) {
+				t.Errorf("checked cloudcore at %v", w.reached)
+			}
+			if !reflect.DeepEqual(w.acl, []string{`C:\etc\kubeedge`}) {
+				t.Errorf("restricted %v, want only C:\\etc\\kubeedge", w.acl)
+			}
+			svc, ok := w.services.installed["edgecore"]
+			if !ok || !w.services.running["edgecore"] {
+				t.Fatalf("service not installed and running: %v", w.services.calls)
+			}
+			if svc.Executable != exe || !reflect.DeepEqual(svc.Args, []string{"--config", cfgFile}) || svc.StartType != service.StartAutomatic {
+				t.Errorf("service config %+v", svc)
+			}
+			cfg := w.fs.content(cfgFile)
+			mustContain(t, "config", cfg, "hostnameOverride: line3-pc", "site: plant-1", `token: ""`, "server: 192.168.50.10:10000")
+			noSecretOnDisk(t, w)
+			if joinRemoved := len(w.removeTok) > 0; joinRemoved == edgecoreBlanks {
+				t.Errorf("join called RemoveToken %v; edgecore blanked it itself: %v", w.removeTok, edgecoreBlanks)
+			}
+			for _, d := range []string{`C:\var\lib\kubeedge`, `C:\var\lib\kubelet`, `C:\etc\kubeedge\ca`, `C:\etc\kubeedge\certs`, `C:\var\log\kubeedge`} {
+				if !w.fs.has(d) {
+					t.Errorf("%s was not created", d)
+				}
+			}
+		})
+	}
+}
+
+func TestJoinDryRunChangesNothing(t *testing.T) {
+	w := newWorld(t)
+	before := w.fs.paths()
+	o := w.options()
+	o.DryRun = true
+	var out bytes.Buffer
+	if err := Run(context.Background(), &out, o, w.system()); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	lines := stepLines(got)
+	if len(lines) != numJoinSteps {
+		t.Fatalf("dry run printed %d steps:\n%s", len(lines), got)
+	}
+	for i, l := range lines {
+		if !strings.HasPrefix(l, joinStepNames[i]+": ") {
+			t.Errorf("line %d is %q, want %q and a description", i+1, l, joinStepNames[i])
+		}
+	}
+	mustContain(t, "dry run", got,
+		"Dry run: edgecore.exe join would do the following; nothing is changed.",
+		"check that cloudcore answers at 192.168.50.10:10000 (hub) and 192.168.50.10:10002 (certificates)",
+		`create those missing of C:\etc\kubeedge, C:\etc\kubeedge\config, C:\var\lib\kubeedge`,
+		`C:\var\log\kubeedge`,
+		`allow only SYSTEM and Administrators into C:\etc\kubeedge`,
+		`running "C:\Program Files\edgecore\edgecore.exe" --config C:\etc\kubeedge\config\edgecore.yaml`,
+		"wait up to 2m0s",
+	)
+	if len(w.fs.changes) > 0 || len(w.services.calls) > 0 || len(w.acl) > 0 || len(w.reached) > 0 {
+		t.Errorf("dry run acted: files %v, services %v, ACL %v, dialled %v", w.fs.changes, w.services.calls, w.acl, w.reached)
+	}
+	if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+		t.Errorf("dry run changed the file system: %v -> %v", before, after)
+	}
+}
+
+// A refused token is the failure an operator meets most: edgecore logs it
+// and exits; join must name it, say how to get a new token, and leave the
+// host as it found it apart from the log that explains it.
+func TestJoinTokenRefusedRollsBack(t *testing.T) {
+	for name, tc := range map[string]struct {
+		line  string
+		wants []string
+	}{
+		"rejected": {logLineRefused, []string{"cloudcore rejected the token", "code: 401", "fix: the token is wrong or has expired", "run `keadm gettoken` on the cloud side"}},
+		"other CA": {logLineWrongCA, []string{"the token does not belong to this cloudcore", "fix: run `keadm gettoken` against the cluster of this cloudcore"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			w.fs.mkdirAll(`C:\etc`)
+			before := w.fs.paths()
+			w.edgecoreLogs(tc.line)
+			var out bytes.Buffer
+			err := Run(context.Background(), &out, w.options(), w.system())
+			se := stepError(t, err, 8)
+			if se.Step != stepWait {
+				t.Errorf("step %q", se.Step)
+			}
+			mustContain(t, "error", err.Error(), tc.wants...)
+			mustContain(t, "error", err.Error(), "join failed at step 8/8 (wait for certificates and the hub connection)",
+				"rolled back: install and start the service, write the configuration, create directories")
+			if len(se.UndoErrs) > 0 {
+				t.Errorf("rollback failed: %v", se.UndoErrs)
+			}
+			mustContain(t, "output", out.String(), "Rolling back:",
+				"  undo [7/8] install and start the service",
+				`stopped and removed service "edgecore"`,
+				`removed C:\var\lib\kubeedge\edgecore.db`,
+				`removed C:\etc\kubeedge\config\edgecore.yaml`,
+				`removed C:\etc\kubeedge`+"\n",
+				`kept C:\var\log\kubeedge: it holds edgecore's log of this attempt`)
+			if len(w.services.installed) != 0 {
+				t.Errorf("service left installed")
+			}
+			// Everything join made is gone but the log and the
+			// directories above it.
+			want := append(append([]string(nil), before...), `C:\var`, `C:\var\log`, `C:\var\log\kubeedge`, logFile)
+			if after := w.fs.paths(); !sameSet(after, want) {
+				t.Errorf("after rollback the host has\n%v\nwant\n%v", after, want)
+			}
+			noSecretOnDisk(t, w)
+		})
+	}
+}
+
+func sameSet(a, b []string) bool {
+	m := map[string]int{}
+	for _, x := range a {
+		m[x]++
+	}
+	for _, x := range b {
+		m[x]--
+	}
+	for _, n := range m {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestJoinFailuresBeforeAnyChange(t *testing.T) {
+	for name, tc := range map[string]struct {
+		setup func(*world)
+		step  int
+		wants []string
+	}{
+		"cloudcore unreachable": {
+			setup: func(w *world) { w.reach["192.168.50.10:10002"] = errors.New("connection refused") },
+			step:  1,
+			wants: []string{"cloudcore does not answer on its certificate port 192.168.50.10:10002: connection refused",
+				"fix: check that cloudcore runs", "open in the firewalls of both hosts"},
+		},
+		"not Administrator": {
+			setup: func(w *world) { w.elevated = false },
+			step:  2,
+			wants: []string{"not running as Administrator", `fix: open PowerShell with "Run as administrator" and run the same command there`},
+		},
+		"cannot tell elevation": {
+			setup: func(w *world) { w.elevErr = errors.New("not supported on linux") },
+			step:  2,
+			wants: []string{"cannot tell whether this process runs as Administrator: not supported on linux", "fix: run join on the Windows host"},
+		},
+		"service already installed": {
+			setup: func(w *world) { w.services.installed["edgecore"] = service.Config{Name: "edgecore"} },
+			step:  3,
+			wants: []string{`the service "edgecore" is already installed`, "fix: remove the earlier installation with `edgecore.exe reset`", "`edgecore.exe service uninstall`"},
+		},
+		"certificates of an earlier join": {
+			setup: func(w *world) { w.fs.write(certFile, "OLD") },
+			step:  3,
+			wants: []string{`the node certificate of an earlier join exists: C:\etc\kubeedge\certs\server.crt`, "`edgecore.exe reset`"},
+		},
+		"configuration exists": {
+			setup: func(w *world) { w.fs.write(cfgFile, "kind: EdgeCore\n") },
+			step:  3,
+			wants: []string{`the configuration exists: C:\etc\kubeedge\config\edgecore.yaml`},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			tc.setup(w)
+			before := w.fs.paths()
+			var out bytes.Buffer
+			err := Run(context.Background(), &out, w.options(), w.system())
+			se := stepError(t, err, tc.step)
+			mustContain(t, "error", err.Error(), tc.wants...)
+			if len(se.RolledBack) > 0 || strings.Contains(out.String(), "Rolling back") {
+				t.Errorf("nothing was done, yet something was rolled back: %v\n%s", se.RolledBack, out.String())
+			}
+			if lines := stepLines(out.String()); len(lines) != tc.step {
+				t.Errorf("printed steps %v, want the first %d", lines, tc.step)
+			}
+			if len(w.fs.changes) > 0 || len(w.services.calls) > 0 || len(w.acl) > 0 {
+				t.Errorf("changed the host: %v %v %v", w.fs.changes, w.services.calls, w.acl)
+			}
+			if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+				t.Errorf("file system changed: %v -> %v", before, after)
+			}
+		})
+	}
+}
+
+func TestJoinServiceFailuresRollBackToTheHostAsFound(t *testing.T) {
+	for name, tc := range map[string]struct {
+		setup func(*world)
+		wants []string
+	}{
+		"installed meanwhile": {
+			setup: func(w *world) {
+				w.services.installErr = fmt.Errorf("install service %q: the service is %w", "edgecore", service.ErrAlreadyInstalled)
+			},
+			wants: []string{"already installed", "fix: remove the earlier installation with `edgecore.exe reset`"},
+		},
+		"access denied": {
+			setup: func(w *world) {
+				w.services.installErr = fmt.Errorf("install service %q: %w", "edgecore", service.ErrAccessDenied)
+			},
+			wants: []string{"access denied", `fix: open PowerShell with "Run as administrator"`},
+		},
+		"stops while starting": {
+			setup: func(w *world) {
+				w.services.startErr = errors.New(`start service "edgecore": it stopped while starting (exit code 1)`)
+			},
+			wants: []string{"it stopped while starting", `fix: the service stopped while starting: read C:\var\log\kubeedge\edgecore.log`},
+		},
+		// A refused token ends edgecore within milliseconds, so the start
+		// itself fails; the log, not the start, says why.
+		"token refused while starting": {
+			setup: func(w *world) {
+				w.services.startErr = errors.New(`start service "edgecore": it stopped while starting (exit code 1)`)
+				w.services.onStart = func() { w.fs.appendTo(logFile, logLineRefused) }
+			},
+			wants: []string{"cloudcore rejected the token", "fix: the token is wrong or has expired", "keadm gettoken"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			// A database kept by `reset --keep-data` and an existing log
+			// directory are the operator's and must survive.
+			w.fs.write(dbFile, "KEPT")
+			w.fs.write(logFile, "old log\n")
+			w.fs.mkdirAll(`C:\etc`)
+			before := w.fs.paths()
+			tc.setup(w)
+			var out bytes.Buffer
+			err := Run(context.Background(), &out, w.options(), w.system())
+			stepError(t, err, 7)
+			mustContain(t, "error", err.Error(), tc.wants...)
+			mustContain(t, "error", err.Error(), "rolled back: install and start the service, write the configuration, create directories")
+			if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+				t.Errorf("after rollback the host has\n%v\nwant\n%v", after, before)
+			}
+			if w.fs.content(dbFile) != "KEPT" {
+				t.Errorf("the kept database was touched")
+			}
+			if len(w.services.installed) != 0 {
+				t.Errorf("service left installed")
+			}
+		})
+	}
+}
+
+func TestJoinTimesOutNamingWhatIsMissing(t *testing.T) {
+	w := newWorld(t)
+	// An earlier attempt's log says the hub connected and a token was
+	// refused; neither is about this attempt.
+	w.fs.write(logFile, logLineConnected+logLineRefused)
+	w.services.onStart = func() {
+		w.clock.after(time.Second, func() { w.fs.appendTo(logFile, logLineNoHub) })
+	}
+	o := w.options()
+	o.Timeout = 30 * time.Second
+	var out bytes.Buffer
+	err := Run(context.Background(), &out, o, w.system())
+	stepError(t, err, 8)
+	mustContain(t, "error", err.Error(),
+		"not ready after 30s",
+		`the node certificates were not issued (C:\etc\kubeedge\certs\server.crt does not exist)`,
+		"edgehub did not connect to cloudcore at 192.168.50.10:10000 (last attempt: connection failed: dial tcp 192.168.50.10:10000: i/o timeout",
+		`fix: check that this host reaches cloudcore at 192.168.50.10:10000, read C:\var\log\kubeedge\edgecore.log`)
+	mustContain(t, "output", out.String(), "still waiting for the certificates and the hub connection (15s of 30s)")
+	if strings.Contains(err.Error(), "rejected") {
+		t.Errorf("took the earlier attempt's log for this one: %v", err)
+	}
+}
+
+func TestJoinWaitsForTheHubAfterTheCertificates(t *testing.T) {
+	w := newWorld(t)
+	w.services.onStart = func() {
+		w.clock.after(2*time.Second, func() {
+			w.fs.write(certFile, "CERT")
+			w.fs.write(keyFile, "KEY")
+		})
+	}
+	o := w.options()
+	o.Timeout = 20 * time.Second
+	var out bytes.Buffer
+	err := Run(context.Background(), &out, o, w.system())
+	stepError(t, err, 8)
+	mustContain(t, "error", err.Error(), "edgehub did not connect")
+	if strings.Contains(err.Error(), "certificates were not issued") || strings.Contains(err.Error(), "token may still") {
+		t.Errorf("named a condition that was met: %v", err)
+	}
+	// The certificates existed, so join took the token out before giving
+	// up; the rollback then removed the file and the certificates.
+	mustContain(t, "output", out.String(), "token removed from")
+	if w.fs.has(certFile) || w.fs.has(cfgFile) {
+		t.Errorf("certificates or configuration left behind")
+	}
+	noSecretOnDisk(t, w)
+}
+
+func TestJoinInterruptedRollsBack(t *testing.T) {
+	w := newWorld(t)
+	before := w.fs.paths()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.clock.cancel = cancel
+	w.clock.cancelAt = w.clock.now.Add(3 * time.Second)
+	var out bytes.Buffer
+	err := Run(ctx, &out, w.options(), w.system())
+	stepError(t, err, 8)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error does not say it was interrupted: %v", err)
+	}
+	mustContain(t, "error", err.Error(), "interrupted while waiting", "fix: run the same join command again")
+	if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+		t.Errorf("after rollback the host has %v, want %v", after, before)
+	}
+}
+
+func TestJoinReportsWhatItCouldNotRollBack(t *testing.T) {
+	w := newWorld(t)
+	w.edgecoreLogs(logLineRefused)
+	w.services.uninstallErr = fmt.Errorf(`uninstall service "edgecore": %w after 45s waiting for it to be stopped`, service.ErrTimeout)
+	var out bytes.Buffer
+	err := Run(context.Background(), &out, w.options(), w.system())
+	se := stepError(t, err, 8)
+	if len(se.UndoErrs) != 1 {
+		t.Fatalf("undo errors %v", se.UndoErrs)
+	}
+	mustContain(t, "error", err.Error(),
+		"not rolled back, clean up by hand: undo of step 7 (install and start the service): uninstall service \"edgecore\": timed out",
+		"rolled back: write the configuration, create directories")
+	if w.fs.has(cfgFile) {
+		t.Errorf("the other steps were not undone")
+	}
+}
+
+func TestJoinRefusesBadInputsNamingEachFlag(t *testing.T) {
+	w := newWorld(t)
+	o := w.options()
+	o.Token = "not-a-token"
+	o.Timeout = 0
+	o.ConfigFile = `edgecore.yaml`
+	o.Set = []string{"modules.edged.tailoredKubeletConfig.maxpods=50"}
+	var out bytes.Buffer
+	err := Run(context.Background(), &out, o, w.system())
+	se := stepError(t, err, 1)
+	if se.Step != stepValidate {
+		t.Errorf("step %q", se.Step)
+	}
+	mustContain(t, "error", err.Error(),
+		"--token", "not a KubeEdge join token",
+		"--timeout", "for example 5m",
+		"--config", "give an absolute path",
+		"--set", `did you mean "maxPods"?`)
+	if strings.Contains(err.Error(), testSecret) {
+		t.Errorf("error shows a token")
+	}
+	if out.Len() > 0 || len(w.reached) > 0 || len(w.fs.changes) > 0 {
+		t.Errorf("acted on bad input: %q %v %v", out.String(), w.reached, w.fs.changes)
+	}
+}
+
+func TestJoinRefusesPathsOutsideTheProtectedDirectory(t *testing.T) {
+	w := newWorld(t)
+	o := w.options()
+	o.ConfigFile = `D:\edge\edgecore.yaml`
+	err := Run(context.Background(), &bytes.Buffer{}, o, w.system())
+	stepError(t, err, 1)
+	mustContain(t, "error", err.Error(), `--config: Invalid value: "D:\\edge\\edgecore.yaml": keep the configuration under C:\etc\kubeedge`)
+
+	o = w.options()
+	o.Set = []string{`modules.edgeHub.tlsPrivateKeyFile=D:\keys\server.key`}
+	err = Run(context.Background(), &bytes.Buffer{}, o, w.system())
+	stepError(t, err, 1)
+	mustContain(t, "error", err.Error(), `--set modules.edgeHub.tlsPrivateKeyFile: Invalid value: "D:\\keys\\server.key"`, `keep the node's key and certificates under C:\etc\kubeedge`)
+}
+
+func TestJoinAppliesSetToTheWrittenConfiguration(t *testing.T) {
+	w := newWorld(t)
+	w.edgecoreIssues(true)
+	o := w.options()
+	o.Set = []string{"modules.edged.tailoredKubeletConfig.maxPods=50", "modules.edged.nodeLabels.line=3",
+		"modules.edged.tailoredKubeletConfig.rootDirectory=C:/var/lib/kubelet"}
+	var out bytes.Buffer
+	err := Run(context.Background(), &out, o, w.system())
+	if err == nil {
+		t.Fatalf("a misplaced field was accepted")
+	}
+	mustContain(t, "error", err.Error(), `modules.edged.tailoredKubeletConfig has no field "rootDirectory"`)
+
+	o.Set = []string{"modules.edged.tailoredKubeletConfig.maxPods=50", "modules.edged.nodeLabels.line=3",
+		"modules.edged.rootDirectory=D:/kubelet"}
+	out.Reset()
+	w.fs.mkdirAll(`D:\`)
+	if err := Run(context.Background(), &out, o, w.system()); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	cfg := w.fs.content(cfgFile)
+	mustContain(t, "config", cfg, "maxPods: 50", `line: "3"`, "site: plant-1", `rootDirectory: D:\kubelet`)
+	mustContain(t, "output", out.String(), `modules.edged.rootDirectory: written as D:\kubelet (given as D:/kubelet)`, `created D:\kubelet`)
+}
+
+func TestJoinRefusesSetThatBreaksAWindowsRule(t *testing.T) {
+	w := newWorld(t)
+	o := w.options()
+	o.Set = []string{"modules.edged.windowsPriorityClass=FOO"}
+	err := Run(context.Background(), &bytes.Buffer{}, o, w.system())
+	stepError(t, err, 1)
+	mustContain(t, "error", err.Error(), "windowsPriorityClass", "NORMAL_PRIORITY_CLASS")
+}
+
+func TestJoinPlanHasTheDeclaredNumberOfSteps(t *testing.T) {
+	w := newWorld(t)
+	j, err := New(w.options(), w.system())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := j.Plan()
+	if len(p.Steps) != numJoinSteps {
+		t.Fatalf("%d steps, errors say %d", len(p.Steps), numJoinSteps)
+	}
+	for i, s := range p.Steps {
+		if want := strings.SplitN(joinStepNames[i], "] ", 2)[1]; s.Name != want {
+			t.Errorf("step %d is %q, want %q", i+1, s.Name, want)
+		}
+	}
+}
+
+// If the token cannot be taken out of the file, join fails rather than
+// report a node whose disk still holds it, and the rollback removes the
+// file.
+func TestJoinFailsWhenTheTokenStaysOnDisk(t *testing.T) {
+	w := newWorld(t)
+	w.edgecoreIssues(false)
+	sys := w.system()
+	sys.RemoveToken = func(path string) error {
+		return fmt.Errorf("remove token from %s: Access is denied.", path)
+	}
+	o := w.options()
+	o.Timeout = 20 * time.Second
+	err := Run(context.Background(), &bytes.Buffer{}, o, sys)
+	stepError(t, err, 8)
+	mustContain(t, "error", err.Error(),
+		`the join token may still be in C:\etc\kubeedge\config\edgecore.yaml (remove token from C:\etc\kubeedge\config\edgecore.yaml: Access is denied.)`)
+	if strings.Contains(err.Error(), "did not connect") || strings.Contains(err.Error(), "were not issued") {
+		t.Errorf("named a condition that was met: %v", err)
+	}
+	noSecretOnDisk(t, w)
+}

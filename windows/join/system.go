@@ -1,0 +1,89 @@
+package join
+
+import (
+	"context"
+	"time"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+// System is everything join and reset do to the host or learn from it.
+// The commands pass the real functions; tests pass fakes and check what
+// was called.
+type System struct {
+	FS FS
+	// Reach reports whether cloudcore answers at host:port.
+	Reach config.Reach
+	// Elevated reports whether the process runs as an elevated
+	// Administrator.
+	Elevated func() (bool, error)
+	// WriteConfig writes a new configuration file; it refuses to replace
+	// an existing one.
+	WriteConfig func(path string, data []byte) error
+	// LoadConfig reads a configuration file as edgecore will at start-up,
+	// with every check.
+	LoadConfig func(path string) (*v1alpha2.EdgeCoreConfig, error)
+	// RemoveToken blanks modules.edgeHub.token in a configuration file.
+	RemoveToken func(path string) error
+	// RestrictAccess gives the directory root, and everything below it,
+	// an ACL that admits only SYSTEM and Administrators.
+	RestrictAccess func(root string) error
+	Services       Services
+	Clock          Clock
+}
+
+// Services controls Windows services. Errors wrap the service package's
+// sentinel errors (service.ErrAlreadyInstalled, ErrNotInstalled,
+// ErrAccessDenied, ...).
+type Services interface {
+	Installed(name string) (bool, error)
+	Install(c service.Config) (warnings []string, err error)
+	// Start starts the service and waits until it runs.
+	Start(name string) error
+	// Uninstall stops the service, waits until it has stopped, and
+	// deletes it.
+	Uninstall(name string) error
+}
+
+// Clock is the time join waits by.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits for d or until ctx is done, and then returns ctx.Err().
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// RealClock is the wall clock.
+type RealClock struct{}
+
+func (RealClock) Now() time.Time { return time.Now() }
+
+func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// WindowsServices is the host's service manager, with the service
+// package's default time limits.
+type WindowsServices struct{}
+
+func (WindowsServices) Installed(name string) (bool, error) {
+	st, err := service.Query(name)
+	return st.Installed, err
+}
+
+func (WindowsServices) Install(c service.Config) ([]string, error) { return service.Install(c) }
+
+func (WindowsServices) Start(name string) error { return service.Start(name, service.StartTimeout) }
+
+func (WindowsServices) Uninstall(name string) error {
+	return service.Uninstall(name, service.StopWaitTimeout)
+}

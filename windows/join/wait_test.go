@@ -1,0 +1,83 @@
+package join
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestLogWatchReadsLinesSplitAcrossReads(t *testing.T) {
+	l := &logWatch{}
+	text := logLineNoHub + logLineConnected
+	// Feed the log a few bytes at a time, as polls see a growing file.
+	for i := 0; i < len(text); i += 7 {
+		end := min(i+7, len(text))
+		if err := l.feed([]byte(text[i:end])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !l.connected {
+		t.Errorf("connection not seen")
+	}
+	if !strings.HasPrefix(l.lastConnectErr, "connection failed: dial tcp 192.168.50.10:10000: i/o timeout") {
+		t.Errorf("last connection error %q", l.lastConnectErr)
+	}
+	if l.lastError != l.lastConnectErr {
+		t.Errorf("last error line %q", l.lastError)
+	}
+}
+
+func TestLogWatchIgnoresAnUnfinishedLine(t *testing.T) {
+	l := &logWatch{}
+	if err := l.feed([]byte(strings.TrimSuffix(logLineRefused, "\n"))); err != nil {
+		t.Fatalf("acted on half a line: %v", err)
+	}
+	if err := l.feed([]byte("\n")); err == nil {
+		t.Fatalf("the completed line was not seen")
+	}
+}
+
+func TestCertificateFailuresAreExplained(t *testing.T) {
+	for _, tc := range []struct {
+		line, says, fix string
+	}{
+		{logLineRefused, "cloudcore rejected the token", "run `keadm gettoken` on the cloud side"},
+		{"F0102 03:04:07.000000    4321 certmanager.go:83] failed to apply the edge certs, err: failed to get edge certificate from the cloudcore, error: failed to call http, code: 401, message: invalid authorization token\n",
+			"cloudcore rejected the token", "has expired"},
+		{logLineWrongCA, "the token does not belong to this cloudcore", "against the cluster of this cloudcore"},
+		{"F0102 03:04:07.000000    4321 certmanager.go:83] failed to apply the edge certs, err: failed to get CA certificate, err: Get \"https://192.168.50.10:10002/ca.crt\": dial tcp: connect: connection refused\n",
+			"could not fetch the CA certificate from cloudcore", "check --certport"},
+		{"F0102 03:04:07.000000    4321 certmanager.go:83] failed to apply the edge certs, err: failed to save the CA certificate to file: C:\\etc\\kubeedge\\ca\\rootCA.crt, error: Access is denied.\n",
+			"could not get the node certificates (failed to apply the edge certs, err: failed to save the CA certificate", "correct what the message names"},
+	} {
+		err := (&logWatch{}).feed([]byte(tc.line))
+		var f *fixError
+		if err == nil || !errors.As(err, &f) {
+			t.Errorf("%s: no explained failure: %v", tc.line, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.says) || !strings.Contains(f.fix, tc.fix) {
+			t.Errorf("%s:\n got %v (fix: %s)\nwant %q and fix %q", tc.line, err, f.fix, tc.says, tc.fix)
+		}
+		if strings.HasPrefix(strings.TrimPrefix(err.Error(), tc.says+" ("), "F0102") {
+			t.Errorf("klog header kept in the message: %v", err)
+		}
+	}
+}
+
+func TestKlogMessage(t *testing.T) {
+	for line, want := range map[string]struct {
+		sev byte
+		msg string
+	}{
+		"E0102 15:04:05.000000    1234 edgehub.go:105] connection failed: x": {'E', "connection failed: x"},
+		"I0102 15:04:05.000000 1 a.go:1] ok":                                 {'I', "ok"},
+		"plain text from somewhere":                                          {0, "plain text from somewhere"},
+		"Error without a header] x":                                          {0, "Error without a header] x"},
+	} {
+		sev, msg := klogMessage(line)
+		if sev != want.sev || msg != want.msg {
+			t.Errorf("%q: got %c %q", line, sev, msg)
+		}
+	}
+}
