@@ -8,6 +8,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	componentversion "k8s.io/component-base/version"
+
+	kubeedgeversion "github.com/kubeedge/kubeedge/pkg/version"
 )
 
 // Set at build time with -ldflags "-X ...". The defaults mark a build that did
@@ -48,17 +52,19 @@ func Get() Info {
 		Platform:   runtime.GOOS + "/" + runtime.GOARCH,
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		info.KubeEdge = moduleVersion(bi, kubeedgeModule, info.KubeEdge)
-		info.Kubernetes = moduleVersion(bi, kubernetesModule, info.Kubernetes)
+		info.KubeEdge = moduleVersion(bi, kubeedgeModule, kubeedgeversion.Get().GitVersion)
+		info.Kubernetes = moduleVersion(bi, kubernetesModule, componentversion.Get().GitVersion)
 	}
 	return info
 }
 
-// moduleVersion reports the version of path, following a replace directive:
-// Kubernetes is built from KubeEdge's fork, and that fork's version is the
-// one worth reporting. A module replaced by a directory is the release it
-// was copied from with this project's patches/ applied.
-func moduleVersion(bi *debug.BuildInfo, path, fallback string) string {
+// moduleVersion reports the version of the module at path. A module
+// replaced by a local directory is an upstream release with this project's
+// patches/ applied; the build records no version for it, so the one stamped
+// into upstream's own version variable at build time is reported, marked
+// as patched. Kubernetes is built from KubeEdge's fork, whose version is
+// the replacement's.
+func moduleVersion(bi *debug.BuildInfo, path, stamped string) string {
 	for _, dep := range bi.Deps {
 		if dep.Path != path {
 			continue
@@ -67,12 +73,14 @@ func moduleVersion(bi *debug.BuildInfo, path, fallback string) string {
 		case dep.Replace == nil:
 			return dep.Version
 		case dep.Replace.Version == "" || dep.Replace.Version == "(devel)":
-			// A local directory has no module version.
-			return dep.Version + " (patched)"
+			if stamped == "" || strings.HasPrefix(stamped, "v0.0.0") {
+				stamped = dep.Version
+			}
+			return stamped + " (patched)"
 		}
 		return dep.Replace.Version
 	}
-	return fallback
+	return "unknown"
 }
 
 // String renders the version output, one fact a line.

@@ -11,18 +11,27 @@ func TestModuleVersionFollowsReplace(t *testing.T) {
 		{Path: "github.com/kubeedge/kubeedge", Version: "v1.20.0"},
 		{Path: "k8s.io/kubernetes", Version: "v1.30.7", Replace: &debug.Module{Path: "github.com/kubeedge/kubernetes", Version: "v1.30.7-kubeedge1"}},
 	}}
-	if got := moduleVersion(bi, kubeedgeModule, "unknown"); got != "v1.20.0" {
+	if got := moduleVersion(bi, kubeedgeModule, "v1.20.0"); got != "v1.20.0" {
 		t.Errorf("kubeedge version %q", got)
 	}
-	if got := moduleVersion(bi, kubernetesModule, "unknown"); got != "v1.30.7-kubeedge1" {
+	if got := moduleVersion(bi, kubernetesModule, "v1.30.7-kubeedge1"); got != "v1.30.7-kubeedge1" {
 		t.Errorf("kubernetes version %q, want the fork's", got)
 	}
 	patched := &debug.BuildInfo{Deps: []*debug.Module{{Path: "github.com/kubeedge/kubeedge", Version: "v1.20.0",
 		Replace: &debug.Module{Path: "./_output/upstream/kubeedge", Version: "(devel)"}}}}
-	if got := moduleVersion(patched, kubeedgeModule, "unknown"); got != "v1.20.0 (patched)" {
+	if got := moduleVersion(patched, kubeedgeModule, "v1.20.0"); got != "v1.20.0 (patched)" {
 		t.Errorf("kubeedge built from a patched copy reports %q", got)
 	}
-	if got := moduleVersion(bi, "example.com/absent", "unknown"); got != "unknown" {
+	// The patched fork: the stamped version, not the one it replaces.
+	fork := &debug.BuildInfo{Deps: []*debug.Module{{Path: "k8s.io/kubernetes", Version: "v1.30.7",
+		Replace: &debug.Module{Path: "./_output/upstream/kubernetes", Version: "(devel)"}}}}
+	if got := moduleVersion(fork, kubernetesModule, "v1.30.7-kubeedge1"); got != "v1.30.7-kubeedge1 (patched)" {
+		t.Errorf("the patched fork reports %q", got)
+	}
+	if got := moduleVersion(fork, kubernetesModule, "v0.0.0-master+$Format:%H$"); got != "v1.30.7 (patched)" {
+		t.Errorf("an unstamped build of the patched fork reports %q", got)
+	}
+	if got := moduleVersion(bi, "example.com/absent", "v1"); got != "unknown" {
 		t.Errorf("absent module gave %q", got)
 	}
 }

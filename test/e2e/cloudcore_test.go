@@ -1,0 +1,104 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeedge/api/apis/componentconfig/cloudcore/v1alpha1"
+)
+
+// Fixed ports, as an operator's cloudcore has them; everything listens on
+// loopback only.
+const (
+	hubPort  = 10000
+	certPort = 10002
+)
+
+// startCloudcore writes cloudcore's configuration from its own
+// --defaultconfig output, changed only where a loopback test cluster needs
+// it, and starts it.
+func (c *cluster) startCloudcore(t *testing.T) {
+	t.Helper()
+	bin := mustEnv(t, "CLOUDCORE_BIN")
+	out, err := exec.Command(bin, "--defaultconfig").Output()
+	if err != nil {
+		t.Fatalf("cloudcore --defaultconfig: %v", err)
+	}
+	var cfg v1alpha1.CloudCoreConfig
+	if err := yaml.Unmarshal(dropComments(out), &cfg); err != nil {
+		t.Fatalf("parse cloudcore --defaultconfig: %v", err)
+	}
+	cfg.KubeAPIConfig.KubeConfig = c.kubeconfig
+	cfg.CommonConfig.MonitorServer.BindAddress = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	hub := cfg.Modules.CloudHub
+	hub.AdvertiseAddress = []string{"127.0.0.1"}
+	hub.DNSNames = []string{"localhost"}
+	hub.WebSocket.Address, hub.WebSocket.Port = "127.0.0.1", hubPort
+	hub.HTTPS.Address, hub.HTTPS.Port = "127.0.0.1", certPort
+	hub.Quic.Enable = false
+	hub.UnixSocket.Enable = false
+	for _, p := range []*string{&hub.TLSCAFile, &hub.TLSCAKeyFile, &hub.TLSCertFile, &hub.TLSPrivateKeyFile} {
+		*p = filepath.Join(c.dir, "cloudcore", filepath.Base(*p))
+	}
+	cfg.Modules.EdgeController.Enable = true
+	cfg.Modules.SyncController.Enable = true
+	cfg.Modules.IptablesManager.Enable = false
+	cfg.Modules.DeviceController.Enable = false
+	cfg.Modules.CloudStream.Enable = false
+	cfg.Modules.Router.Enable = false
+	data, err := yaml.Marshal(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(c.dir, "cloudcore.yaml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.cloudArgs = []string{"--config", path}
+	c.hubPort, c.certPort = hubPort, certPort
+	c.restartCloudcore(t)
+}
+
+func (c *cluster) restartCloudcore(t *testing.T) {
+	t.Helper()
+	c.cloudcore = start(t, c.dir, "cloudcore", nil, mustEnv(t, "CLOUDCORE_BIN"), c.cloudArgs...)
+	waitTCP(t, "127.0.0.1:"+strconv.Itoa(certPort), 2*time.Minute)
+	waitTCP(t, "127.0.0.1:"+strconv.Itoa(hubPort), time.Minute)
+}
+
+// token is what `keadm gettoken` prints: the tokendata of the secret
+// cloudcore keeps in its namespace.
+func (c *cluster) token(t *testing.T) string {
+	t.Helper()
+	var token string
+	eventually(t, time.Minute, "cloudcore's join token", func() (bool, error) {
+		s, err := c.client.CoreV1().Secrets("kubeedge").Get(context.Background(), "tokensecret", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		token = string(bytes.TrimSpace(s.Data["tokendata"]))
+		return token != "", nil
+	})
+	return token
+}
+
+func dropComments(b []byte) []byte {
+	var out [][]byte
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
+			out = append(out, line)
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
+}

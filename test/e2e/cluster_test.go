@@ -1,0 +1,131 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+)
+
+// cluster is a control plane on loopback: etcd, kube-apiserver and
+// cloudcore, all real, with no kubelet of its own.
+type cluster struct {
+	dir        string
+	pki        *pki
+	kubeconfig string
+	rest       *rest.Config
+	client     *kubernetes.Clientset
+	cloudcore  *proc
+	cloudArgs  []string
+	hubPort    int
+	certPort   int
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	c := &cluster{dir: dir, pki: newPKI(t, dir)}
+
+	etcdPort, peerPort := freePort(t), freePort(t)
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	start(t, dir, "etcd", nil, mustEnv(t, "ETCD_BIN"),
+		"--name", "e2e", "--data-dir", filepath.Join(dir, "etcd"),
+		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "e2e="+peerURL)
+	waitTCP(t, fmt.Sprintf("127.0.0.1:%d", etcdPort), time.Minute)
+
+	apiPort := freePort(t)
+	start(t, dir, "kube-apiserver", nil, mustEnv(t, "KUBE_APISERVER_BIN"),
+		"--etcd-servers", etcdURL,
+		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(apiPort),
+		"--cert-dir", filepath.Join(dir, "apiserver-certs"),
+		"--tls-cert-file", c.pki.serverCert, "--tls-private-key-file", c.pki.serverKey,
+		"--client-ca-file", c.pki.caCert,
+		"--service-account-key-file", c.pki.saPublic, "--service-account-signing-key-file", c.pki.saPrivate,
+		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+		"--service-cluster-ip-range", "10.96.0.0/12",
+		"--authorization-mode", "Node,RBAC",
+		// No controller-manager creates service account tokens, and a
+		// loopback advertise address is refused by the endpoint reconciler.
+		"--disable-admission-plugins", "ServiceAccount",
+		"--endpoint-reconciler-type", "none",
+		"--allow-privileged")
+
+	c.kubeconfig = filepath.Join(dir, "admin.kubeconfig")
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["e2e"] = &clientcmdapi.Cluster{Server: fmt.Sprintf("https://127.0.0.1:%d", apiPort), CertificateAuthority: c.pki.caCert}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificate: c.pki.adminCert, ClientKey: c.pki.adminKey}
+	kc.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "admin"}
+	kc.CurrentContext = "e2e"
+	if err := clientcmd.WriteToFile(*kc, c.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.rest = cfg
+	if c.client, err = kubernetes.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "kube-apiserver ready", func() (bool, error) {
+		body, err := c.client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
+		return err == nil && string(body) == "ok", err
+	})
+	c.applyCRDs(t)
+	ctx := context.Background()
+	for _, ns := range []string{"kubeedge"} {
+		_, err := c.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	c.startCloudcore(t)
+	return c
+}
+
+// applyCRDs installs KubeEdge's CRDs from the upstream module, as
+// `keadm init` does.
+func (c *cluster) applyCRDs(t *testing.T) {
+	t.Helper()
+	client, err := apiextensionsclient.NewForConfig(c.rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(mustEnv(t, "KUBEEDGE_CRDS"), "*", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs under %s: %v", os.Getenv("KUBEEDGE_CRDS"), err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(data, &crd); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		_, err = client.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), &crd, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create CRD %s: %v", crd.Name, err)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeedge-windows/edgecore/config"
+)
+
+// edge is one edge node: our edgecore and a fake container runtime, run
+// natively on Linux or under Wine for Windows.
+type edge struct {
+	os       string // "linux" or "windows": the node's kubernetes.io/os
+	name     string
+	dir      string
+	wine     []string // the Wine loader, for Windows
+	env      []string
+	bin      string
+	cfgArg   string // the config path as edgecore sees it
+	cfgPath  string // the same file on this host
+	fakecri  *proc
+	edgecore *proc
+}
+
+// path turns a file of this host into the form the edge's binaries take.
+func (e *edge) path(p string) string {
+	if e.os == "windows" {
+		return "Z:" + strings.ReplaceAll(p, "/", `\`)
+	}
+	return p
+}
+
+func (e *edge) command(bin string, args ...string) (string, []string) {
+	if len(e.wine) > 0 {
+		return e.wine[0], append(append(e.wine[1:], bin), args...)
+	}
+	return bin, args
+}
+
+func newEdge(t *testing.T, c *cluster, goos string) *edge {
+	t.Helper()
+	e := &edge{os: goos, name: "e2e-" + goos, dir: t.TempDir()}
+	// Registered before the processes start, so it runs after they end:
+	// the Linux kubelet bind-mounts its root directory.
+	t.Cleanup(func() { unmountUnder(t, e.dir) })
+	criEndpoint := "unix://" + filepath.Join(e.dir, "cri.sock")
+	fake := mustEnv(t, "FAKECRI_BIN")
+	e.bin = mustEnv(t, "EDGECORE_BIN")
+	// Linux refuses the edge's startup check only when a kubelet runs;
+	// none does here.
+	if goos == "windows" {
+		e.bin = mustEnv(t, "EDGECORE_EXE")
+		fake = mustEnv(t, "FAKECRI_EXE")
+		e.wine = []string{mustEnv(t, "WINE")}
+		e.env = []string{"WINEDEBUG=-all", "WINEPREFIX=" + mustEnv(t, "WINEPREFIX")}
+		criEndpoint = "npipe://./pipe/containerd-containerd"
+	}
+
+	bin, args := e.command(fake, "--endpoint", criEndpoint, "-v", "--image-fs-dir", e.path(filepath.Join(e.dir, "images")))
+	e.fakecri = start(t, e.dir, "fakecri", e.env, bin, args...)
+	eventually(t, time.Minute, "fake CRI serving", func() (bool, error) {
+		return e.fakecri.logContains("serving"), nil
+	})
+
+	e.cfgPath = filepath.Join(e.dir, "edgecore.yaml")
+	e.cfgArg = e.path(e.cfgPath)
+	bin, args = e.command(e.bin, "config", "-e", "127.0.0.1:10000", "-s", "10002", "-t", c.token(t),
+		"-i", e.name, "-p", criEndpoint, "-o", e.cfgArg)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), e.env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("edgecore config: %v\n%s", err, out)
+	}
+	e.adjustConfig(t)
+	return e
+}
+
+// adjustConfig keeps everything the node writes inside the test's
+// directory and turns off the modules the scenario does not use.
+func (e *edge) adjustConfig(t *testing.T) {
+	t.Helper()
+	host := config.Host{GOOS: e.os}
+	cfg, _, err := config.Load(e.cfgPath, host)
+	if err != nil {
+		t.Fatalf("the generated configuration does not load: %v", err)
+	}
+	in := func(parts ...string) string { return e.path(filepath.Join(append([]string{e.dir}, parts...)...)) }
+	cfg.DataBase.DataSource = in("edgecore.db")
+	hub := cfg.Modules.EdgeHub
+	hub.TLSCAFile, hub.TLSCertFile, hub.TLSPrivateKeyFile = in("ca", "rootCA.crt"), in("certs", "server.crt"), in("certs", "server.key")
+	ed := cfg.Modules.Edged
+	ed.RootDirectory = in("kubelet")
+	k := ed.TailoredKubeletConfig
+	k.StaticPodPath, k.PodLogsDir = in("manifests"), in("pods")
+	cfg.Modules.EdgeStream.Enable = false
+	cfg.Modules.EventBus.Enable = false
+	cfg.Modules.DeviceTwin.Enable = false
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.cfgPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *edge) startEdgecore(t *testing.T) {
+	t.Helper()
+	bin, args := e.command(e.bin, "--config", e.cfgArg)
+	e.edgecore = start(t, e.dir, "edgecore", e.env, bin, args...)
+}
+
+// peakRSS is the most memory the edgecore process has held, in MiB (under
+// Wine, the process that runs edgecore.exe).
+func (e *edge) peakRSS() float64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(e.edgecore.cmd.Process.Pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// unmountUnder detaches every mount below dir, deepest first.
+func unmountUnder(t *testing.T, dir string) {
+	data, err := os.ReadFile("/proc/mounts")
+	if err != nil {
+		return
+	}
+	var points []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir+"/") {
+			points = append(points, f[1])
+		}
+	}
+	for i := len(points) - 1; i >= 0; i-- {
+		if err := syscall.Unmount(points[i], syscall.MNT_DETACH); err != nil {
+			t.Logf("unmount %s: %v", points[i], err)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// proc is one component of the test cluster, with its output kept in a
+// log file that is printed when the test fails.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	mu   sync.Mutex
+	err  error
+}
+
+// start runs a component; the test ends it by PID when it finishes.
+func start(t *testing.T, dir, name string, env []string, bin string, args ...string) *proc {
+	t.Helper()
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), env...)
+	// A group of its own, so that Wine's helpers end with the component.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		f.Close()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		close(p.done)
+	}()
+	t.Logf("started %s (pid %d), log %s", name, cmd.Process.Pid, logPath)
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			p.dump(t)
+		}
+	})
+	return p
+}
+
+// stop ends the component: SIGTERM first, then SIGKILL to its group.
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// dump prints the end of the component's log into the test output.
+func (p *proc) dump(t *testing.T) {
+	data, _ := os.ReadFile(p.log)
+	lines := strings.Split(string(data), "\n")
+	if len(lines) > 150 {
+		lines = lines[len(lines)-150:]
+	}
+	t.Logf("---- last lines of %s (%s) ----\n%s", p.name, p.log, strings.Join(lines, "\n"))
+}
+
+// logContains reports whether the component has logged s.
+func (p *proc) logContains(s string) bool {
+	data, _ := os.ReadFile(p.log)
+	return bytes.Contains(data, []byte(s))
+}
+
+// eventually polls cond until it holds or timeout passes, and returns how
+// long it took.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) time.Duration {
+	t.Helper()
+	begin := time.Now()
+	var last error
+	for time.Since(begin) < timeout {
+		ok, err := cond()
+		if ok {
+			return time.Since(begin)
+		}
+		last = err
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %v (last error: %v)", what, timeout, last)
+	return 0
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func mustEnv(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		t.Fatalf("%s is not set: run the end-to-end tests with `make e2e`", name)
+	}
+	if strings.Contains(name, "BIN") || strings.HasSuffix(name, "_EXE") {
+		if _, err := os.Stat(v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	return v
+}
+
+func waitTCP(t *testing.T, addr string, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, "port "+addr+" answers", func() (bool, error) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false, err
+		}
+		c.Close()
+		return true, nil
+	})
+}
+
+func fmtDur(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
