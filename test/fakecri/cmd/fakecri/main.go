@@ -1,0 +1,89 @@
+// Command fakecri serves a fake CRI v1 container runtime (see package
+// fakecri) until it is interrupted. On Windows it takes containerd's place
+// on npipe://./pipe/containerd-containerd by default.
+//
+//	fakecri [--endpoint npipe://./pipe/NAME|tcp://127.0.0.1:PORT|unix:///PATH]
+//	        [--image NAME]... [--image-size BYTES] [--image-fs-dir DIR] [--pod-cidr CIDR] [--v]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/kubeedge-windows/edgecore/test/fakecri"
+)
+
+type images []string
+
+func (i *images) String() string     { return strings.Join(*i, ",") }
+func (i *images) Set(v string) error { *i = append(*i, v); return nil }
+
+func main() {
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+	log.SetPrefix("fakecri: ")
+	defaultEndpoint := ""
+	if runtime.GOOS == "windows" {
+		defaultEndpoint = fakecri.DefaultEndpoint
+	}
+	var opts fakecri.Options
+	var imgs images
+	endpoint := flag.String("endpoint", defaultEndpoint, "where to serve: npipe://./pipe/NAME (Windows), tcp://HOST:PORT or unix:///PATH")
+	flag.Var(&imgs, "image", "an image present from the start (repeatable)")
+	flag.Uint64Var(&opts.ImageSize, "image-size", fakecri.DefaultImageSize, "size in bytes reported for every image; must not be 0")
+	flag.StringVar(&opts.ImageFsDir, "image-fs-dir", filepath.Join(os.TempDir(), "fakecri"), "directory reported as the image file system")
+	flag.StringVar(&opts.PodCIDR, "pod-cidr", fakecri.DefaultPodCIDR, "range pod sandbox IPs are taken from")
+	verbose := flag.Bool("v", false, "log every CRI call")
+	flag.Parse()
+	if flag.NArg() != 0 {
+		fail("unexpected arguments %q", flag.Args())
+	}
+	if *endpoint == "" {
+		fail("--endpoint is required outside Windows")
+	}
+	if opts.ImageSize == 0 {
+		fail("--image-size 0: the kubelet refuses images without a size")
+	}
+	opts.Images = imgs
+	if *verbose {
+		opts.CallLog = func(method string, err error) {
+			if err != nil {
+				log.Printf("%s: %v", method, err)
+				return
+			}
+			log.Print(method)
+		}
+	}
+
+	srv, err := fakecri.New(opts)
+	if err != nil {
+		fail("%v", err)
+	}
+	l, err := fakecri.Listen(*endpoint)
+	if err != nil {
+		fail("%v", err)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		log.Printf("%v: stopping", s)
+		srv.Stop()
+	}()
+	// Tests wait for this line before starting a kubelet.
+	log.Printf("serving CRI v1 on %s", *endpoint)
+	if err := srv.Serve(l); err != nil {
+		fail("%v", err)
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "fakecri: "+format+"\n", args...)
+	os.Exit(2)
+}

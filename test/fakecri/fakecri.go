@@ -1,0 +1,653 @@
+// Package fakecri serves a container runtime for tests: the CRI v1 runtime
+// and image services over gRPC, keeping pod sandboxes, containers and images
+// in memory, with no process or network behind them. A kubelet pointed at it
+// starts, reports a ready runtime and runs pods whose containers do nothing:
+// a started container stays running until the kubelet stops it.
+//
+// It is written for a real kubelet rather than for unit tests, which is
+// where it differs from upstream's fake (k8s.io/cri-api's testing package):
+// images have a size (the kubelet's CRI client rejects a size of 0), the
+// image file system is reported, a removed sandbox is gone, calls that CRI
+// defines as idempotent are, unknown objects are NotFound errors, and it
+// listens on a Windows named pipe under Wine.
+package fakecri
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// DefaultEndpoint is where the Windows kubelet looks for containerd.
+const DefaultEndpoint = "npipe://./pipe/containerd-containerd"
+
+// What Version reports; the kubelet logs the name and version and puts them
+// into the node's containerRuntimeVersion.
+const (
+	RuntimeName       = "fakecri"
+	RuntimeVersion    = "1.0.0"
+	RuntimeAPIVersion = "v1"
+)
+
+// DefaultImageSize is the size of every image unless Options say otherwise:
+// about that of a Windows nanoserver image, so that image garbage collection
+// and the node status see plausible numbers.
+const DefaultImageSize = 128 << 20
+
+// DefaultPodCIDR is where pod IPs come from unless Options say otherwise:
+// containerd's default CNI range.
+const DefaultPodCIDR = "10.88.0.0/16"
+
+// Options configure a Server.
+type Options struct {
+	// ImageSize is the size in bytes of every image; 0 means
+	// DefaultImageSize. The kubelet refuses images of size 0.
+	ImageSize uint64
+	// Images are present from the start, as if pulled before.
+	Images []string
+	// ImageFsDir is reported as the mount point of the image and container
+	// file systems; the kubelet's stats read its capacity from the host.
+	// It is created if missing. Empty reports no file system.
+	ImageFsDir string
+	// PodCIDR is the range pod sandboxes get their IPs from, in order;
+	// empty means DefaultPodCIDR. Nothing listens on them.
+	PodCIDR string
+	// CallLog, when set, is told of every call and its error, if any.
+	CallLog func(method string, err error)
+}
+
+// Server is a fake CRI runtime and image service.
+type Server struct {
+	grpc *grpc.Server
+	svc  *service
+}
+
+// New returns a Server whose runtime and network are ready.
+func New(opts Options) (*Server, error) {
+	if opts.ImageSize == 0 {
+		opts.ImageSize = DefaultImageSize
+	}
+	cidr := opts.PodCIDR
+	if cidr == "" {
+		cidr = DefaultPodCIDR
+	}
+	prefix, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return nil, fmt.Errorf("pod CIDR: %w", err)
+	}
+	if opts.ImageFsDir != "" {
+		if err := os.MkdirAll(opts.ImageFsDir, 0o755); err != nil {
+			return nil, fmt.Errorf("image file system directory: %w", err)
+		}
+	}
+	svc := &service{
+		opts:       opts,
+		podCIDR:    prefix.Masked(),
+		lastIP:     prefix.Masked().Addr().Next(), // .1 is the gateway
+		sandboxes:  map[string]*sandbox{},
+		containers: map[string]*container{},
+		images:     map[string]*runtimeapi.Image{},
+	}
+	for _, name := range opts.Images {
+		svc.addImage(name)
+	}
+
+	var serverOpts []grpc.ServerOption
+	if opts.CallLog != nil {
+		serverOpts = append(serverOpts, grpc.UnaryInterceptor(
+			func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+				resp, err := h(ctx, req)
+				opts.CallLog(info.FullMethod, err)
+				return resp, err
+			}))
+	}
+	s := &Server{grpc: grpc.NewServer(serverOpts...), svc: svc}
+	runtimeapi.RegisterRuntimeServiceServer(s.grpc, svc)
+	runtimeapi.RegisterImageServiceServer(s.grpc, svc)
+	return s, nil
+}
+
+// Serve answers CRI calls on l until Stop; it closes l.
+func (s *Server) Serve(l net.Listener) error { return s.grpc.Serve(l) }
+
+// Stop ends Serve and closes every connection.
+func (s *Server) Stop() { s.grpc.Stop() }
+
+// Listen listens on a CRI endpoint: npipe://./pipe/NAME (Windows only),
+// tcp://HOST:PORT or unix:///PATH.
+func Listen(endpoint string) (net.Listener, error) {
+	u, err := url.Parse(strings.ReplaceAll(endpoint, `\`, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %q: %w", endpoint, err)
+	}
+	switch u.Scheme {
+	case "tcp":
+		return net.Listen("tcp", u.Host)
+	case "unix":
+		// A socket file left by an earlier run would make the listen fail.
+		if err := os.Remove(u.Path); err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("endpoint %q: %w", endpoint, err)
+		}
+		return net.Listen("unix", u.Path)
+	case "npipe":
+		// npipe://./pipe/NAME parses with host "." and path /pipe/NAME;
+		// npipe:////./pipe/NAME with path //./pipe/NAME.
+		host, path := u.Host, u.Path
+		if host == "" && strings.HasPrefix(path, "//") {
+			host, path, _ = strings.Cut(strings.TrimPrefix(path, "//"), "/")
+			path = "/" + path
+		}
+		name, ok := strings.CutPrefix(path, "/pipe/")
+		if host != "." || !ok || name == "" || strings.Contains(name, "/") {
+			return nil, fmt.Errorf("endpoint %q: want npipe://./pipe/NAME", endpoint)
+		}
+		return listenPipe(`\\.\pipe\` + name)
+	default:
+		return nil, fmt.Errorf("endpoint %q: want npipe://./pipe/NAME, tcp://HOST:PORT or unix:///PATH", endpoint)
+	}
+}
+
+type sandbox struct {
+	status runtimeapi.PodSandboxStatus
+}
+
+type container struct {
+	status    runtimeapi.ContainerStatus
+	sandboxID string
+	resources *runtimeapi.ContainerResources
+}
+
+// service implements both CRI services over one state. The embedded
+// Unimplemented servers answer what a runtime without processes cannot do
+// (exec, attach, port forwarding, checkpoints, container events) with
+// codes.Unimplemented, which the kubelet reports per call.
+type service struct {
+	runtimeapi.UnimplementedRuntimeServiceServer
+	runtimeapi.UnimplementedImageServiceServer
+
+	opts    Options
+	podCIDR netip.Prefix
+
+	mu         sync.Mutex
+	lastIP     netip.Addr
+	sandboxes  map[string]*sandbox
+	containers map[string]*container
+	images     map[string]*runtimeapi.Image // by ID
+}
+
+func notFound(kind, id string) error {
+	return status.Errorf(codes.NotFound, "%s %q not found", kind, id)
+}
+
+func newID() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func (s *service) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	return &runtimeapi.VersionResponse{
+		Version:           "0.1.0", // the only value CRI defines for this field
+		RuntimeName:       RuntimeName,
+		RuntimeVersion:    RuntimeVersion,
+		RuntimeApiVersion: RuntimeAPIVersion,
+	}, nil
+}
+
+func (s *service) Status(context.Context, *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	return &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+		{Type: runtimeapi.RuntimeReady, Status: true},
+		{Type: runtimeapi.NetworkReady, Status: true},
+	}}}, nil
+}
+
+func (s *service) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
+	return &runtimeapi.RuntimeConfigResponse{}, nil
+}
+
+// UpdateRuntimeConfig accepts the node's pod CIDR from the kubelet. A real
+// runtime hands it to its network plugin; here sandbox IPs come from
+// Options.PodCIDR, so that a test knows them before the node has a CIDR.
+func (s *service) UpdateRuntimeConfig(context.Context, *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
+	return &runtimeapi.UpdateRuntimeConfigResponse{}, nil
+}
+
+// hostNetwork tells whether a sandbox shares the node's network: a Linux
+// pod with the NODE network namespace or a Windows host process pod.
+func hostNetwork(cfg *runtimeapi.PodSandboxConfig) bool {
+	return cfg.GetLinux().GetSecurityContext().GetNamespaceOptions().GetNetwork() == runtimeapi.NamespaceMode_NODE ||
+		cfg.GetWindows().GetSecurityContext().GetHostProcess()
+}
+
+func (s *service) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
+	cfg := req.GetConfig()
+	if cfg.GetMetadata() == nil {
+		return nil, status.Error(codes.InvalidArgument, "sandbox config without metadata")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ns := runtimeapi.NamespaceMode_POD
+	var network *runtimeapi.PodSandboxNetworkStatus
+	if hostNetwork(cfg) {
+		ns = runtimeapi.NamespaceMode_NODE
+	} else {
+		ip := s.lastIP.Next()
+		// The last IPv4 address of the range is its broadcast address.
+		if !s.podCIDR.Contains(ip) || ip.Is4() && !s.podCIDR.Contains(ip.Next()) {
+			return nil, status.Errorf(codes.ResourceExhausted, "pod CIDR %s has no address left", s.podCIDR)
+		}
+		s.lastIP = ip
+		network = &runtimeapi.PodSandboxNetworkStatus{Ip: ip.String()}
+	}
+	id := newID()
+	s.sandboxes[id] = &sandbox{status: runtimeapi.PodSandboxStatus{
+		Id:        id,
+		Metadata:  cfg.Metadata,
+		State:     runtimeapi.PodSandboxState_SANDBOX_READY,
+		CreatedAt: time.Now().UnixNano(),
+		Network:   network,
+		// The kubelet compares the sandbox's network namespace mode with
+		// the pod's and recreates the sandbox when they differ.
+		Linux: &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{
+			Options: &runtimeapi.NamespaceOption{Network: ns},
+		}},
+		Labels:         cfg.Labels,
+		Annotations:    cfg.Annotations,
+		RuntimeHandler: req.RuntimeHandler,
+	}}
+	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: id}, nil
+}
+
+// StopPodSandbox stops the sandbox and its containers. CRI requires success
+// for a sandbox that is already gone.
+func (s *service) StopPodSandbox(_ context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb, ok := s.sandboxes[req.PodSandboxId]
+	if !ok {
+		return &runtimeapi.StopPodSandboxResponse{}, nil
+	}
+	for _, c := range s.containers {
+		if c.sandboxID == req.PodSandboxId {
+			stop(c)
+		}
+	}
+	sb.status.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	return &runtimeapi.StopPodSandboxResponse{}, nil
+}
+
+// RemovePodSandbox removes the sandbox and its containers; removing one
+// that is gone succeeds.
+func (s *service) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, c := range s.containers {
+		if c.sandboxID == req.PodSandboxId {
+			delete(s.containers, id)
+		}
+	}
+	delete(s.sandboxes, req.PodSandboxId)
+	return &runtimeapi.RemovePodSandboxResponse{}, nil
+}
+
+func (s *service) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb, ok := s.sandboxes[req.PodSandboxId]
+	if !ok {
+		return nil, notFound("pod sandbox", req.PodSandboxId)
+	}
+	st := sb.status
+	return &runtimeapi.PodSandboxStatusResponse{Status: &st}, nil
+}
+
+func labelsMatch(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *service) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
+	f := req.GetFilter()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	items := []*runtimeapi.PodSandbox{}
+	for _, sb := range s.sandboxes {
+		st := &sb.status
+		if f.GetId() != "" && f.GetId() != st.Id ||
+			f.GetState() != nil && f.GetState().State != st.State ||
+			!labelsMatch(f.GetLabelSelector(), st.Labels) {
+			continue
+		}
+		items = append(items, &runtimeapi.PodSandbox{
+			Id: st.Id, Metadata: st.Metadata, State: st.State, CreatedAt: st.CreatedAt,
+			Labels: st.Labels, Annotations: st.Annotations, RuntimeHandler: st.RuntimeHandler,
+		})
+	}
+	return &runtimeapi.ListPodSandboxResponse{Items: items}, nil
+}
+
+func (s *service) CreateContainer(_ context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
+	cfg := req.GetConfig()
+	if cfg.GetMetadata() == nil || cfg.GetImage().GetImage() == "" {
+		return nil, status.Error(codes.InvalidArgument, "container config without metadata or image")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb, ok := s.sandboxes[req.PodSandboxId]
+	if !ok {
+		return nil, notFound("pod sandbox", req.PodSandboxId)
+	}
+	if sb.status.State != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %q is not ready", req.PodSandboxId)
+	}
+	img := s.findImage(cfg.Image.Image)
+	if img == nil {
+		return nil, notFound("image", cfg.Image.Image)
+	}
+	logPath := ""
+	if dir := req.GetSandboxConfig().GetLogDirectory(); dir != "" && cfg.LogPath != "" {
+		logPath = filepath.Join(dir, cfg.LogPath)
+	}
+	id := newID()
+	s.containers[id] = &container{
+		sandboxID: req.PodSandboxId,
+		status: runtimeapi.ContainerStatus{
+			Id:          id,
+			Metadata:    cfg.Metadata,
+			State:       runtimeapi.ContainerState_CONTAINER_CREATED,
+			CreatedAt:   time.Now().UnixNano(),
+			Image:       &runtimeapi.ImageSpec{Image: img.RepoTags[0], Annotations: cfg.Image.Annotations},
+			ImageRef:    img.Id,
+			Labels:      cfg.Labels,
+			Annotations: cfg.Annotations,
+			Mounts:      cfg.Mounts,
+			LogPath:     logPath,
+		},
+	}
+	return &runtimeapi.CreateContainerResponse{ContainerId: id}, nil
+}
+
+func (s *service) StartContainer(_ context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.containers[req.ContainerId]
+	if !ok {
+		return nil, notFound("container", req.ContainerId)
+	}
+	if c.status.State != runtimeapi.ContainerState_CONTAINER_CREATED {
+		return nil, status.Errorf(codes.FailedPrecondition, "container %q is %s, not created", req.ContainerId, c.status.State)
+	}
+	// The kubelet reads and rotates the log file of a running container;
+	// an empty one is the log of a container that prints nothing.
+	if p := c.status.LogPath; p != "" {
+		if f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640); err == nil {
+			f.Close()
+		}
+	}
+	c.status.State = runtimeapi.ContainerState_CONTAINER_RUNNING
+	c.status.StartedAt = time.Now().UnixNano()
+	return &runtimeapi.StartContainerResponse{}, nil
+}
+
+// stop ends a created or running container as if it exited on its own
+// after the stop signal.
+func stop(c *container) {
+	if c.status.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+		return
+	}
+	c.status.State = runtimeapi.ContainerState_CONTAINER_EXITED
+	c.status.FinishedAt = time.Now().UnixNano()
+	c.status.ExitCode = 0
+	c.status.Reason = "Completed"
+}
+
+// StopContainer is idempotent, as CRI requires, also for a container that
+// is gone.
+func (s *service) StopContainer(_ context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.containers[req.ContainerId]; ok {
+		stop(c)
+	}
+	return &runtimeapi.StopContainerResponse{}, nil
+}
+
+func (s *service) RemoveContainer(_ context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.containers, req.ContainerId)
+	return &runtimeapi.RemoveContainerResponse{}, nil
+}
+
+func (s *service) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
+	f := req.GetFilter()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	items := []*runtimeapi.Container{}
+	for _, c := range s.containers {
+		st := &c.status
+		if f.GetId() != "" && f.GetId() != st.Id ||
+			f.GetPodSandboxId() != "" && f.GetPodSandboxId() != c.sandboxID ||
+			f.GetState() != nil && f.GetState().State != st.State ||
+			!labelsMatch(f.GetLabelSelector(), st.Labels) {
+			continue
+		}
+		items = append(items, &runtimeapi.Container{
+			Id: st.Id, PodSandboxId: c.sandboxID, Metadata: st.Metadata, Image: st.Image, ImageRef: st.ImageRef,
+			State: st.State, CreatedAt: st.CreatedAt, Labels: st.Labels, Annotations: st.Annotations,
+		})
+	}
+	return &runtimeapi.ListContainersResponse{Containers: items}, nil
+}
+
+func (s *service) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.containers[req.ContainerId]
+	if !ok {
+		return nil, notFound("container", req.ContainerId)
+	}
+	st := c.status
+	st.Resources = c.resources
+	return &runtimeapi.ContainerStatusResponse{Status: &st}, nil
+}
+
+func (s *service) UpdateContainerResources(_ context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.containers[req.ContainerId]
+	if !ok {
+		return nil, notFound("container", req.ContainerId)
+	}
+	c.resources = &runtimeapi.ContainerResources{Linux: req.Linux, Windows: req.Windows}
+	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
+}
+
+// ReopenContainerLog is what the kubelet calls after rotating a log; CRI
+// wants an error for a container that is not running.
+func (s *service) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.containers[req.ContainerId]
+	if !ok {
+		return nil, notFound("container", req.ContainerId)
+	}
+	if c.status.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", req.ContainerId)
+	}
+	return &runtimeapi.ReopenContainerLogResponse{}, nil
+}
+
+// containerStats reports a container that uses no CPU, memory or disk.
+func (s *service) containerStats(c *container, now int64) *runtimeapi.ContainerStats {
+	st := &c.status
+	cs := &runtimeapi.ContainerStats{
+		Attributes: &runtimeapi.ContainerAttributes{Id: st.Id, Metadata: st.Metadata, Labels: st.Labels, Annotations: st.Annotations},
+		Cpu:        &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{}},
+		Memory:     &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: &runtimeapi.UInt64Value{}},
+	}
+	if s.opts.ImageFsDir != "" {
+		cs.WritableLayer = &runtimeapi.FilesystemUsage{
+			Timestamp: now, FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: s.opts.ImageFsDir},
+			UsedBytes: &runtimeapi.UInt64Value{}, InodesUsed: &runtimeapi.UInt64Value{},
+		}
+	}
+	return cs
+}
+
+func (s *service) ContainerStats(_ context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.containers[req.ContainerId]
+	if !ok {
+		return nil, notFound("container", req.ContainerId)
+	}
+	return &runtimeapi.ContainerStatsResponse{Stats: s.containerStats(c, time.Now().UnixNano())}, nil
+}
+
+func (s *service) ListContainerStats(_ context.Context, req *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
+	f := req.GetFilter()
+	now := time.Now().UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stats := []*runtimeapi.ContainerStats{}
+	for _, c := range s.containers {
+		if f.GetId() != "" && f.GetId() != c.status.Id ||
+			f.GetPodSandboxId() != "" && f.GetPodSandboxId() != c.sandboxID ||
+			!labelsMatch(f.GetLabelSelector(), c.status.Labels) {
+			continue
+		}
+		stats = append(stats, s.containerStats(c, now))
+	}
+	return &runtimeapi.ListContainerStatsResponse{Stats: stats}, nil
+}
+
+func (s *service) ListMetricDescriptors(context.Context, *runtimeapi.ListMetricDescriptorsRequest) (*runtimeapi.ListMetricDescriptorsResponse, error) {
+	return &runtimeapi.ListMetricDescriptorsResponse{}, nil
+}
+
+func (s *service) ListPodSandboxMetrics(context.Context, *runtimeapi.ListPodSandboxMetricsRequest) (*runtimeapi.ListPodSandboxMetricsResponse, error) {
+	return &runtimeapi.ListPodSandboxMetricsResponse{}, nil
+}
+
+// imageID is the ID an image of this name gets: a content-like digest, so
+// that the kubelet's image references look like a real runtime's.
+func imageID(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// addImage makes the image present; the caller holds s.mu or is New.
+func (s *service) addImage(name string) *runtimeapi.Image {
+	if img := s.findImage(name); img != nil {
+		return img
+	}
+	img := &runtimeapi.Image{
+		Id:       imageID(name),
+		RepoTags: []string{name},
+		Size_:    s.opts.ImageSize,
+		Spec:     &runtimeapi.ImageSpec{Image: name},
+	}
+	s.images[img.Id] = img
+	return img
+}
+
+// findImage finds an image by ID or by name.
+func (s *service) findImage(ref string) *runtimeapi.Image {
+	if img, ok := s.images[ref]; ok {
+		return img
+	}
+	for _, img := range s.images {
+		for _, tag := range img.RepoTags {
+			if tag == ref {
+				return img
+			}
+		}
+	}
+	return nil
+}
+
+func (s *service) ListImages(_ context.Context, req *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
+	want := req.GetFilter().GetImage().GetImage()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	images := []*runtimeapi.Image{}
+	if want != "" {
+		if img := s.findImage(want); img != nil {
+			images = append(images, img)
+		}
+	} else {
+		for _, img := range s.images {
+			images = append(images, img)
+		}
+	}
+	return &runtimeapi.ListImagesResponse{Images: images}, nil
+}
+
+// ImageStatus answers an image that is not present with no image and no
+// error, as CRI defines; the kubelet then pulls it.
+func (s *service) ImageStatus(_ context.Context, req *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &runtimeapi.ImageStatusResponse{Image: s.findImage(req.GetImage().GetImage())}, nil
+}
+
+// PullImage makes any image present at once; nothing is downloaded.
+func (s *service) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
+	name := req.GetImage().GetImage()
+	if name == "" {
+		return nil, status.Error(codes.InvalidArgument, "no image to pull")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &runtimeapi.PullImageResponse{ImageRef: s.addImage(name).Id}, nil
+}
+
+func (s *service) RemoveImage(_ context.Context, req *runtimeapi.RemoveImageRequest) (*runtimeapi.RemoveImageResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if img := s.findImage(req.GetImage().GetImage()); img != nil {
+		delete(s.images, img.Id)
+	}
+	return &runtimeapi.RemoveImageResponse{}, nil
+}
+
+func (s *service) ImageFsInfo(context.Context, *runtimeapi.ImageFsInfoRequest) (*runtimeapi.ImageFsInfoResponse, error) {
+	if s.opts.ImageFsDir == "" {
+		return &runtimeapi.ImageFsInfoResponse{}, nil
+	}
+	s.mu.Lock()
+	var used uint64
+	for _, img := range s.images {
+		used += img.Size_
+	}
+	s.mu.Unlock()
+	fs := []*runtimeapi.FilesystemUsage{{
+		Timestamp:  time.Now().UnixNano(),
+		FsId:       &runtimeapi.FilesystemIdentifier{Mountpoint: s.opts.ImageFsDir},
+		UsedBytes:  &runtimeapi.UInt64Value{Value: used},
+		InodesUsed: &runtimeapi.UInt64Value{Value: uint64(len(s.images))},
+	}}
+	return &runtimeapi.ImageFsInfoResponse{ImageFilesystems: fs, ContainerFilesystems: fs}, nil
+}

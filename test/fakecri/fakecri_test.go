@@ -1,0 +1,422 @@
+package fakecri
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	crierrors "k8s.io/cri-api/pkg/errors"
+	"k8s.io/kubernetes/pkg/kubelet/cri/remote"
+)
+
+const pause = "registry.k8s.io/pause:3.9"
+
+// serve starts a Server on endpoint and stops it when the test ends.
+func serve(t *testing.T, endpoint string, opts Options) *Server {
+	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Listen(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { s.Serve(l); close(done) }()
+	t.Cleanup(func() { s.Stop(); <-done })
+	return s
+}
+
+// kubeletClients connects the kubelet's own CRI clients, which apply the
+// kubelet's checks to every answer, over a unix socket.
+func kubeletClients(t *testing.T, opts Options) (internalapi.RuntimeService, internalapi.ImageManagerService) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the kubelet's client takes npipe:// and tcp:// on Windows; covered by the Wine test")
+	}
+	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
+	serve(t, endpoint, opts)
+	rs, err := remote.NewRemoteRuntimeService(endpoint, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is, err := remote.NewRemoteImageService(endpoint, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs, is
+}
+
+func sandboxConfig(name, logDir string) *runtimeapi.PodSandboxConfig {
+	return &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "default", Uid: name + "-uid"},
+		LogDirectory: logDir,
+		Labels:       map[string]string{"io.kubernetes.pod.name": name},
+	}
+}
+
+func TestRuntimeIsReadyAndNamesItself(t *testing.T) {
+	rs, _ := kubeletClients(t, Options{})
+	ctx := context.Background()
+	v, err := rs.Version(ctx, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.RuntimeName != RuntimeName || v.RuntimeApiVersion != "v1" || v.RuntimeVersion == "" {
+		t.Errorf("version %+v", v)
+	}
+	st, err := rs.Status(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := map[string]bool{}
+	for _, c := range st.Status.Conditions {
+		ready[c.Type] = c.Status
+	}
+	if !ready[runtimeapi.RuntimeReady] || !ready[runtimeapi.NetworkReady] {
+		t.Errorf("conditions %v: want runtime and network ready", st.Status.Conditions)
+	}
+}
+
+// The kubelet's image client refuses an image whose size is 0; a pulled
+// image must pass it, and the image file system must account for it.
+func TestPulledImagePassesTheKubeletsChecks(t *testing.T) {
+	fsDir := filepath.Join(t.TempDir(), "images")
+	_, is := kubeletClients(t, Options{Images: []string{pause}, ImageFsDir: fsDir})
+	ctx := context.Background()
+	const nginx = "mcr.microsoft.com/windows/nanoserver:ltsc2022"
+
+	st, err := is.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: nginx}, false)
+	if err != nil || st.Image != nil {
+		t.Fatalf("an image never pulled: %v, %v; want no image and no error", st.GetImage(), err)
+	}
+	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: nginx}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ref, "sha256:") {
+		t.Errorf("image ref %q is not a digest", ref)
+	}
+	for _, name := range []string{nginx, ref} {
+		st, err = is.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: name}, false)
+		if err != nil {
+			t.Fatalf("ImageStatus(%s): %v", name, err)
+		}
+		if st.Image.GetId() != ref || st.Image.Size_ != DefaultImageSize || st.Image.RepoTags[0] != nginx {
+			t.Errorf("ImageStatus(%s) = %+v", name, st.Image)
+		}
+	}
+	images, err := is.ListImages(ctx, nil)
+	if err != nil || len(images) != 2 {
+		t.Fatalf("ListImages: %d images, %v; want the preloaded and the pulled one", len(images), err)
+	}
+
+	fs, err := is.ImageFsInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs.ImageFilesystems) != 1 || fs.ImageFilesystems[0].FsId.Mountpoint != fsDir ||
+		fs.ImageFilesystems[0].UsedBytes.Value != 2*DefaultImageSize {
+		t.Errorf("ImageFsInfo %+v", fs)
+	}
+	if _, err := os.Stat(fsDir); err != nil {
+		t.Errorf("image file system directory: %v", err)
+	}
+
+	if err := is.RemoveImage(ctx, &runtimeapi.ImageSpec{Image: nginx}); err != nil {
+		t.Fatal(err)
+	}
+	if err := is.RemoveImage(ctx, &runtimeapi.ImageSpec{Image: nginx}); err != nil {
+		t.Errorf("removing a removed image: %v", err)
+	}
+	if st, _ := is.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: nginx}, false); st.GetImage() != nil {
+		t.Error("the removed image is still there")
+	}
+}
+
+// A pod's life as the kubelet drives it: sandbox, container, stop, removal.
+func TestPodLifecycle(t *testing.T) {
+	rs, is := kubeletClients(t, Options{})
+	ctx := context.Background()
+	logDir := t.TempDir()
+
+	id, err := rs.RunPodSandbox(ctx, sandboxConfig("web", logDir), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := rs.RunPodSandbox(ctx, sandboxConfig("db", logDir), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := rs.PodSandboxStatus(ctx, id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, _ := rs.PodSandboxStatus(ctx, other, false)
+	if sb.Status.State != runtimeapi.PodSandboxState_SANDBOX_READY || sb.Status.Metadata.Name != "web" {
+		t.Errorf("sandbox status %+v", sb.Status)
+	}
+	ip, err := netip.ParseAddr(sb.Status.Network.GetIp())
+	if err != nil || !netip.MustParsePrefix(DefaultPodCIDR).Contains(ip) || ip.String() == "10.88.0.1" {
+		t.Errorf("sandbox IP %q: want an address of %s other than the gateway", sb.Status.Network.GetIp(), DefaultPodCIDR)
+	}
+	if ob.Status.Network.GetIp() == sb.Status.Network.GetIp() {
+		t.Errorf("two sandboxes share IP %s", ip)
+	}
+	if got := sb.Status.GetLinux().GetNamespaces().GetOptions().GetNetwork(); got != runtimeapi.NamespaceMode_POD {
+		t.Errorf("network namespace %v, want POD (else the kubelet recreates the sandbox)", got)
+	}
+
+	// The kubelet pulls, then creates the container with the image ref.
+	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "nginx:1.25"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(logDir, "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
+		Image:    &runtimeapi.ImageSpec{Image: ref},
+		LogPath:  filepath.Join("app", "0.log"),
+		Labels:   map[string]string{"io.kubernetes.container.name": "app"},
+	}
+	if _, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
+		Metadata: cfg.Metadata, Image: &runtimeapi.ImageSpec{Image: "never-pulled:1"},
+	}, sandboxConfig("web", logDir)); err == nil {
+		t.Error("a container was created from an image that is not present")
+	}
+	cid, err := rs.CreateContainer(ctx, id, cfg, sandboxConfig("web", logDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.StartContainer(ctx, cid); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.StartContainer(ctx, cid); err == nil {
+		t.Error("a running container was started again")
+	}
+	cs, err := rs.ContainerStatus(ctx, cid, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := cs.Status
+	if st.State != runtimeapi.ContainerState_CONTAINER_RUNNING || st.StartedAt == 0 || st.ImageRef != ref ||
+		st.Image.GetImage() != "nginx:1.25" || st.LogPath != filepath.Join(logDir, "app", "0.log") {
+		t.Errorf("container status %+v", st)
+	}
+	if _, err := os.Stat(st.LogPath); err != nil {
+		t.Errorf("the running container has no log file: %v", err)
+	}
+	running, err := rs.ListContainers(ctx, &runtimeapi.ContainerFilter{
+		State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
+	})
+	if err != nil || len(running) != 1 || running[0].Id != cid || running[0].PodSandboxId != id {
+		t.Errorf("running containers %v, %v", running, err)
+	}
+	stats, err := rs.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{PodSandboxId: id})
+	if err != nil || len(stats) != 1 || stats[0].Attributes.Id != cid || stats[0].Memory == nil {
+		t.Errorf("container stats %v, %v", stats, err)
+	}
+
+	// Stopping the sandbox stops its containers; stopping twice is fine.
+	for i := 0; i < 2; i++ {
+		if err := rs.StopPodSandbox(ctx, id); err != nil {
+			t.Fatalf("StopPodSandbox #%d: %v", i+1, err)
+		}
+	}
+	cs, _ = rs.ContainerStatus(ctx, cid, false)
+	if cs.GetStatus().GetState() != runtimeapi.ContainerState_CONTAINER_EXITED || cs.Status.FinishedAt == 0 {
+		t.Errorf("after StopPodSandbox the container is %v", cs.GetStatus().GetState())
+	}
+	sb, _ = rs.PodSandboxStatus(ctx, id, false)
+	if sb.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+		t.Errorf("after StopPodSandbox the sandbox is %v", sb.GetStatus().GetState())
+	}
+
+	// Removal takes the containers with it, for good.
+	if err := rs.RemovePodSandbox(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.PodSandboxStatus(ctx, id, false); !crierrors.IsNotFound(err) {
+		t.Errorf("status of a removed sandbox: %v, want NotFound", err)
+	}
+	if _, err := rs.ContainerStatus(ctx, cid, false); !crierrors.IsNotFound(err) {
+		t.Errorf("status of a removed sandbox's container: %v, want NotFound", err)
+	}
+	items, err := rs.ListPodSandbox(ctx, nil)
+	if err != nil || len(items) != 1 || items[0].Id != other {
+		t.Errorf("sandboxes left: %v, %v; want only the other one", items, err)
+	}
+	if err := rs.StopPodSandbox(ctx, id); err != nil {
+		t.Errorf("stopping a removed sandbox: %v", err)
+	}
+	if err := rs.RemovePodSandbox(ctx, id); err != nil {
+		t.Errorf("removing a removed sandbox: %v", err)
+	}
+}
+
+// Host network pods share the node's namespace; the kubelet recreates a
+// sandbox whose mode differs from the pod's.
+func TestHostNetworkSandboxes(t *testing.T) {
+	rs, _ := kubeletClients(t, Options{})
+	ctx := context.Background()
+	linux := sandboxConfig("linux-host", t.TempDir())
+	linux.Linux = &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+		NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
+	}}
+	windows := sandboxConfig("hostprocess", t.TempDir())
+	windows.Windows = &runtimeapi.WindowsPodSandboxConfig{SecurityContext: &runtimeapi.WindowsSandboxSecurityContext{HostProcess: true}}
+	for _, cfg := range []*runtimeapi.PodSandboxConfig{linux, windows} {
+		id, err := rs.RunPodSandbox(ctx, cfg, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, err := rs.PodSandboxStatus(ctx, id, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sb.Status.GetLinux().GetNamespaces().GetOptions().GetNetwork(); got != runtimeapi.NamespaceMode_NODE {
+			t.Errorf("%s: network namespace %v, want NODE", cfg.Metadata.Name, got)
+		}
+		if sb.Status.Network.GetIp() != "" {
+			t.Errorf("%s: a host network sandbox got pod IP %s", cfg.Metadata.Name, sb.Status.Network.GetIp())
+		}
+	}
+}
+
+func TestPodCIDRRunsOut(t *testing.T) {
+	rs, _ := kubeletClients(t, Options{PodCIDR: "192.168.50.0/29"})
+	ctx := context.Background()
+	var ips []string
+	for i := 0; ; i++ {
+		id, err := rs.RunPodSandbox(ctx, sandboxConfig("p"+string(rune('a'+i)), t.TempDir()), "")
+		if err != nil {
+			if status.Code(err) != codes.ResourceExhausted {
+				t.Errorf("error %v, want ResourceExhausted", err)
+			}
+			break
+		}
+		sb, _ := rs.PodSandboxStatus(ctx, id, false)
+		ips = append(ips, sb.GetStatus().GetNetwork().GetIp())
+		if i > 10 {
+			t.Fatal("a /29 handed out more than 10 addresses")
+		}
+	}
+	// .0 is the network, .1 the gateway, .7 the broadcast address.
+	if got := strings.Join(ips, " "); got != "192.168.50.2 192.168.50.3 192.168.50.4 192.168.50.5 192.168.50.6" {
+		t.Errorf("addresses %s", got)
+	}
+}
+
+// Over TCP with a plain gRPC client, as a test or a tool outside the
+// kubelet would connect.
+func TestServesTCP(t *testing.T) {
+	s, err := New(Options{Images: []string{pause}, ImageSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Listen("tcp://127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Stop()
+	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := runtimeapi.NewRuntimeServiceClient(conn).Version(ctx, &runtimeapi.VersionRequest{})
+	if err != nil || v.RuntimeName != RuntimeName {
+		t.Fatalf("Version: %v, %v", v, err)
+	}
+	imgs, err := runtimeapi.NewImageServiceClient(conn).ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	if err != nil || len(imgs.Images) != 1 || imgs.Images[0].RepoTags[0] != pause || imgs.Images[0].Size_ != 1<<20 {
+		t.Fatalf("ListImages: %v, %v", imgs, err)
+	}
+	_, err = runtimeapi.NewRuntimeServiceClient(conn).ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: "x", Cmd: []string{"cmd"}})
+	if status.Code(err) != codes.Unimplemented {
+		t.Errorf("ExecSync: %v, want Unimplemented", err)
+	}
+}
+
+func TestCallLog(t *testing.T) {
+	calls := make(chan string, 10)
+	s, err := New(Options{CallLog: func(method string, err error) {
+		if err == nil {
+			calls <- method
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Listen("tcp://127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Stop()
+	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := runtimeapi.NewImageServiceClient(conn).ImageFsInfo(context.Background(), &runtimeapi.ImageFsInfoRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-calls; got != "/runtime.v1.ImageService/ImageFsInfo" {
+		t.Errorf("logged %q", got)
+	}
+}
+
+func TestListenRefusesOtherEndpoints(t *testing.T) {
+	for endpoint, want := range map[string]string{
+		"http://127.0.0.1:80":             "want npipe://./pipe/NAME, tcp://HOST:PORT or unix:///PATH",
+		"npipe://server/pipe/containerd":  "want npipe://./pipe/NAME",
+		"npipe://./containerd-containerd": "want npipe://./pipe/NAME",
+		"npipe://./pipe/":                 "want npipe://./pipe/NAME",
+	} {
+		if _, err := Listen(endpoint); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Listen(%q): %v, want an error with %q", endpoint, err, want)
+		}
+	}
+	if runtime.GOOS != "windows" {
+		if _, err := Listen(DefaultEndpoint); err == nil || !strings.Contains(err.Error(), "Windows only") {
+			t.Errorf("Listen(%q) outside Windows: %v", DefaultEndpoint, err)
+		}
+	}
+	if _, err := New(Options{PodCIDR: "10.88.0.0"}); err == nil {
+		t.Error("New accepted a pod CIDR without a prefix length")
+	}
+}
+
+// A socket file left by a runtime that died is replaced, as containerd does.
+func TestListenReplacesStaleSocket(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("unix sockets are not the Windows endpoint")
+	}
+	p := filepath.Join(t.TempDir(), "cri.sock")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Listen("unix://" + p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+}
