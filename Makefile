@@ -69,8 +69,9 @@ $(LINUX_BIN): $(SOURCES) $(MODFILE)
 	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ ./cmd/edgecore
 
 # Everything CI checks: unit tests with the race detector, vet for Windows,
-# the Windows and Linux builds, the Wine tests and the release package.
-test: unit vet windows linux wine-test package-test
+# the Windows and Linux builds, the Wine tests, the release package and the
+# end-to-end scenarios.
+test: unit vet windows linux wine-test package-test e2e
 
 unit:
 	go test -race -count=1 ./...
