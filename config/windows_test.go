@@ -206,6 +206,11 @@ func TestWindowsSamplesAreWindowsThroughout(t *testing.T) {
 		if k.ContainerRuntimeEndpoint != "npipe://./pipe/containerd-containerd" || e.PodSandboxImage != WindowsSandboxImage {
 			t.Errorf("%s: endpoint %q image %q", kind, k.ContainerRuntimeEndpoint, e.PodSandboxImage)
 		}
+		// The kubelet's read-only port must not be reachable from the
+		// network.
+		if k.Address != "127.0.0.1" || k.ReadOnlyPort == 0 {
+			t.Errorf("%s: kubelet address %q read-only port %d", kind, k.Address, k.ReadOnlyPort)
+		}
 		if c.Modules.DeviceTwin.DMISockPath != "npipe://./pipe/kubeedge-dmi" {
 			t.Errorf("%s: DMI endpoint %q is not a named pipe", kind, c.Modules.DeviceTwin.DMISockPath)
 		}
