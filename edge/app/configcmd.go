@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
@@ -71,13 +72,7 @@ func newConfigCommand() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&o.CloudCoreIPPort, "cloudcore-ipport", "e", "", "Address and hub port of cloudcore, e.g. 192.168.1.10:10000")
-	fs.StringVarP(&o.Token, "token", "t", "", "Join token printed by `keadm gettoken` on the cloud side")
-	fs.StringVarP(&o.EdgeNodeName, "edgenode-name", "i", "", "Node name (default: the host name in lowercase)")
-	fs.StringVarP(&o.CertPort, "certport", "s", config.DefaultCertPort, "Port on which cloudcore issues certificates")
-	fs.StringSliceVarP(&o.Labels, "labels", "l", nil, "Node labels, key=value[,key=value]")
-	fs.StringVarP(&o.RemoteRuntimeEndpoint, "remote-runtime-endpoint", "p", "", "CRI endpoint (default: the containerd named pipe on Windows)")
-	fs.StringVar(&o.HubProtocol, "hub-protocol", config.HubWebSocket, "Protocol to talk to cloudcore: websocket or quic")
+	addJoinFlags(fs, &o)
 	fs.StringVarP(&output, "output", "o", config.DefaultConfigFile(runtime.GOOS), "File to write, or - for standard output")
 	fs.BoolVar(&offline, "offline", false, "Do not check that cloudcore answers")
 	fs.BoolVar(&overwrite, "force", false, "Replace an existing configuration file")
@@ -90,4 +85,16 @@ func dialReach(addr string) error {
 		return err
 	}
 	return conn.Close()
+}
+
+// addJoinFlags defines keadm join's flags, with its names and short forms,
+// so that commands written for keadm work with `config` and `join` alike.
+func addJoinFlags(fs *pflag.FlagSet, o *config.JoinOptions) {
+	fs.StringVarP(&o.CloudCoreIPPort, "cloudcore-ipport", "e", "", "Address and hub port of cloudcore, e.g. 192.168.1.10:10000")
+	fs.StringVarP(&o.Token, "token", "t", "", "Join token printed by `keadm gettoken` on the cloud side")
+	fs.StringVarP(&o.EdgeNodeName, "edgenode-name", "i", "", "Node name (default: the host name in lowercase)")
+	fs.StringVarP(&o.CertPort, "certport", "s", config.DefaultCertPort, "Port on which cloudcore issues certificates")
+	fs.StringSliceVarP(&o.Labels, "labels", "l", nil, "Node labels, key=value[,key=value]")
+	fs.StringVarP(&o.RemoteRuntimeEndpoint, "remote-runtime-endpoint", "p", "", "CRI endpoint (default: the containerd named pipe on Windows)")
+	fs.StringVar(&o.HubProtocol, "hub-protocol", config.HubWebSocket, "Protocol to talk to cloudcore: websocket or quic")
 }

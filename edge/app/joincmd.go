@@ -63,13 +63,7 @@ func newJoinCommand() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&o.CloudCoreIPPort, "cloudcore-ipport", "e", "", "Address and hub port of cloudcore, e.g. 192.168.1.10:10000")
-	fs.StringVarP(&o.Token, "token", "t", "", "Join token printed by `keadm gettoken` on the cloud side")
-	fs.StringVarP(&o.EdgeNodeName, "edgenode-name", "i", "", "Node name (default: the host name in lowercase)")
-	fs.StringVarP(&o.CertPort, "certport", "s", config.DefaultCertPort, "Port on which cloudcore issues certificates")
-	fs.StringSliceVarP(&o.Labels, "labels", "l", nil, "Node labels, key=value[,key=value]")
-	fs.StringVarP(&o.RemoteRuntimeEndpoint, "remote-runtime-endpoint", "p", "", "CRI endpoint (default: the containerd named pipe)")
-	fs.StringVar(&o.HubProtocol, "hub-protocol", config.HubWebSocket, "Protocol to talk to cloudcore: websocket or quic")
+	addJoinFlags(fs, &o.JoinOptions)
 	fs.StringArrayVar(&sets, "set", nil,
 		"Set a configuration field by its dotted path, e.g. modules.edged.tailoredKubeletConfig.maxPods=50 (repeat, or separate with commas)")
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file to write, under C:\\etc\\kubeedge; the service runs with it")
