@@ -100,7 +100,7 @@ wine-test: windows wine-setup $(FAKECRI_EXE)
 	EDGECORE_EXE='$(WIN_EXE_IN_WINE)' build/wine/run.sh $(SERVICE_TEST) -test.v -test.count=1
 	@# Wine's own services keep its server alive for a while; end them so
 	@# that nothing outlives the run.
-	-PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null
+	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
 
 # End to end: etcd, a kube-apiserver and upstream cloudcore on loopback,
 # built from this module graph, and our edgecore (Windows under Wine, and
@@ -122,7 +122,7 @@ e2e: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudc
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
 	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine) \
 	go test -tags e2e -count=1 -v -timeout 45m ./test/e2e/
-	-PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null
+	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
 
 bench:
 	cd staging/src/github.com/kubeedge/beehive && go test -run '^$$' -bench . -benchmem ./pkg/core/context/
