@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	yamlv3 "gopkg.in/yaml.v3"
@@ -41,7 +42,7 @@ func explain(text []byte, err error) error {
 				value = fmt.Sprintf("%q", n.Value)
 			}
 		}
-		return fmt.Errorf("%s: %s is not %s: write a value of that kind (see --defaultconfig)", where, value, kindOf(typeErr.Type.String()))
+		return fmt.Errorf("%s: %s is not %s: write a value of that kind (see --defaultconfig)", where, value, KindName(typeErr.Type))
 	}
 	const unknown = "json: unknown field "
 	if msg := err.Error(); strings.HasPrefix(msg, unknown) {
@@ -55,22 +56,37 @@ func explain(text []byte, err error) error {
 	return err
 }
 
-// kindOf names a Go type the way the YAML author thinks of it.
-func kindOf(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"), strings.HasPrefix(goType, "float"):
-		return "a number (" + goType + ")"
-	case goType == "bool":
-		return "true or false"
-	case goType == "string":
-		return "a string"
-	case strings.HasPrefix(goType, "[]"):
-		return "a list"
-	case strings.HasPrefix(goType, "map["), strings.Contains(goType, "."):
-		return "a mapping of fields (" + goType + ")"
+// KindName names the kind of value a field of type t takes, the way the
+// author of the YAML file writes it.
+func KindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	return "of type " + goType
+	if t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		// metav1.Duration and the like: one value in the file.
+		return "a " + t.Name() + " such as 10s"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list such as [a, b]"
+	case reflect.Map:
+		return "a mapping such as {key: value}"
+	case reflect.Struct:
+		return "a mapping of fields"
+	}
+	return t.String()
 }
+
+var jsonUnmarshaler = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
 
 // findKey returns the path and line of the first mapping key called name.
 func findKey(n *yamlv3.Node, name, path string) (string, int) {

@@ -89,7 +89,7 @@ func TestWindowsTraps(t *testing.T) {
 			errs: []string{"modules.edgeHub", "remove the line"}},
 		{name: "wrong kind", goos: Windows,
 			yaml: "modules:\n  edgeHub:\n    heartbeat: fast\n",
-			errs: []string{"heartbeat", "fast"}},
+			errs: []string{"modules.edgeHub.heartbeat (line 5)", `"fast" is not a whole number`}},
 		{name: "unparseable YAML", goos: Windows,
 			yaml: "modules:\n  edgeHub: [\n",
 			errs: []string{"yaml", "line"}},

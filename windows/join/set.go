@@ -222,33 +222,11 @@ func decodeFor(t reflect.Type, text string) (interface{}, error) {
 		if deref(t).Kind() == reflect.Struct {
 			// A type that parses its own text: its error says why
 			// ("time: invalid duration").
-			return nil, fmt.Errorf("%q is not %s: %v", text, kindName(t), err)
+			return nil, fmt.Errorf("%q is not %s: %v", text, config.KindName(t), err)
 		}
-		return nil, fmt.Errorf("%q is not %s", text, kindName(t))
+		return nil, fmt.Errorf("%q is not %s", text, config.KindName(t))
 	}
 	return v, nil
-}
-
-// kindName names the kind of value a field takes, as the operator writes it.
-func kindName(t reflect.Type) string {
-	t = deref(t)
-	if isValue(t) && t.Kind() == reflect.Struct {
-		return "a " + t.Name() + " such as 10s"
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice:
-		return "a list such as [a, b]"
-	case reflect.Map:
-		return "a mapping such as {key: value}"
-	}
-	return t.String()
 }
 
 // ApplySettings returns c with the settings applied, decoded on top of the
