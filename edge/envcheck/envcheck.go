@@ -33,21 +33,22 @@ func CheckProcesses(goos string, procs []Process) error {
 		if err != nil || name == "" {
 			continue
 		}
-		for _, c := range conflicting(goos) {
-			if matches(goos, name, c) {
-				return fmt.Errorf("%s is running on this host and would fight edgecore, which embeds its own kubelet: "+
-					"stop and disable it first, or pass --skip-environment-check if you are sure", name)
-			}
+		if Conflicts(goos, name) {
+			return fmt.Errorf("%s is running on this host and would fight edgecore, which embeds its own kubelet: "+
+				"stop and disable it first, or pass --skip-environment-check if you are sure", name)
 		}
 	}
 	return nil
 }
 
-// matches compares process names the way the OS does: Windows file names
-// are case-insensitive.
-func matches(goos, name, want string) bool {
-	if goos == "windows" {
-		return strings.EqualFold(name, want)
+// Conflicts reports whether a process called name must not run beside
+// edgecore on goos. Names compare the way the OS compares them: Windows
+// file names are case-insensitive.
+func Conflicts(goos, name string) bool {
+	for _, c := range conflicting(goos) {
+		if goos == "windows" && strings.EqualFold(name, c) || name == c {
+			return true
+		}
 	}
-	return name == want
+	return false
 }

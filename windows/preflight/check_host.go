@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/edge/envcheck"
 )
 
 const (
@@ -92,10 +93,8 @@ func checkElevated(p Probes) Row {
 	return pass(nameElevated, "running elevated")
 }
 
-// conflicting are the programs edgecore replaces: its edged is a kubelet,
-// and two kubelets fight over the same containers.
-var conflicting = []string{"kubelet", "kube-proxy"}
-
+// checkNoKubelet fails on the programs edgecore replaces: its edged is a
+// kubelet, and two kubelets fight over the same containers.
 func checkNoKubelet(p Probes) Row {
 	if p.Processes == nil {
 		return notProbed(nameKubelet)
@@ -111,11 +110,9 @@ func checkNoKubelet(p Probes) Row {
 		if proc.Err != nil || proc.Name == "" {
 			continue
 		}
-		base := strings.TrimSuffix(strings.ToLower(proc.Name), ".exe")
-		for _, c := range conflicting {
-			if base == c {
-				found = append(found, fmt.Sprintf("%s (PID %d)", proc.Name, proc.PID))
-			}
+		// The same rule edgecore applies when it starts.
+		if envcheck.Conflicts("windows", proc.Name) {
+			found = append(found, fmt.Sprintf("%s (PID %d)", proc.Name, proc.PID))
 		}
 	}
 	if len(found) > 0 {
