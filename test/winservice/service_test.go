@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
+
+	"github.com/kubeedge-windows/edgecore/windows/join"
 )
 
 const name = "edgecore"
@@ -64,7 +66,8 @@ func idleConfig(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { removeTree(dir) })
+	// os.RemoveAll fails under Wine; join's removal does not.
+	t.Cleanup(func() { join.RemoveTree(join.OSFS{}, "windows", dir) })
 	cfg := filepath.Join(dir, "edge core.yaml")
 	text := "apiVersion: edgecore.config.kubeedge.io/v1alpha2\nkind: EdgeCore\n" +
 		"database:\n  dataSource: " + filepath.Join(dir, "edgecore.db") + "\n" +
@@ -73,21 +76,6 @@ func idleConfig(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return cfg
-}
-
-// removeTree removes bottom-up with os.Remove: os.RemoveAll fails under
-// Wine.
-func removeTree(dir string) {
-	var paths []string
-	filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
-		if err == nil {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	for i := len(paths) - 1; i >= 0; i-- {
-		os.Remove(paths[i])
-	}
 }
 
 func TestServiceCommands(t *testing.T) {
