@@ -10,9 +10,11 @@ GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # The commit date rather than the clock, so that rebuilding a commit gives
 # the same binary.
 BUILD_DATE ?= $(shell git log -1 --format=%cI 2>/dev/null || echo unknown)
-KUBEEDGE_VERSION := $(shell go list -m -f '{{.Version}}' github.com/kubeedge/kubeedge)
+# Versions as go.mod requires them: the workspace (go.work) replaces these
+# modules with patched copies, which have no version of their own.
+KUBEEDGE_VERSION := $(shell GOWORK=off go list -m -f '{{.Version}}' github.com/kubeedge/kubeedge)
 # KubeEdge builds Kubernetes from its own fork; report the fork's version.
-KUBERNETES_VERSION := $(shell go list -m -f '{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' k8s.io/kubernetes)
+KUBERNETES_VERSION := $(shell GOWORK=off go list -m -f '{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' k8s.io/kubernetes)
 
 OUT := _output
 WIN_EXE := $(OUT)/windows-amd64/edgecore.exe
@@ -23,20 +25,23 @@ export WINEDEBUG ?= -all
 
 PKG := github.com/kubeedge-windows/edgecore
 LDFLAGS := -s -w \
-	-X $(PKG)/edge/version.version=$(VERSION) \
-	-X $(PKG)/edge/version.gitCommit=$(GIT_COMMIT) \
-	-X $(PKG)/edge/version.buildDate=$(BUILD_DATE) \
+	-X $(PKG)/internal/version.version=$(VERSION) \
+	-X $(PKG)/internal/version.gitCommit=$(GIT_COMMIT) \
+	-X $(PKG)/internal/version.buildDate=$(BUILD_DATE) \
 	-X github.com/kubeedge/kubeedge/pkg/version.gitVersion=$(KUBEEDGE_VERSION) \
 	-X github.com/kubeedge/kubeedge/pkg/version.gitTreeState=clean \
 	-X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION) \
 	-X k8s.io/component-base/version.gitTreeState=clean
-# Upstream KubeEdge with patches/ applied, and the module file that uses it.
+# Upstream KubeEdge with patches/ applied, and the workspace that uses it:
+# every go command below (builds, unit tests, vet, the e2e mains) runs in
+# that one module graph, and so does an editor once go.work exists.
 PATCHED := $(OUT)/upstream
-MODFILE := $(PATCHED)/go.mod
-GOBUILD := go build -modfile=$(MODFILE) -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
+WORK := go.work
+export GOWORK := $(CURDIR)/$(WORK)
+GOBUILD := go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
 
 # Sources the binaries depend on, so that make rebuilds only when they change.
-SOURCES := $(shell find cmd edge config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
+SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
 .PHONY: all windows linux test unit vet wine-test wine-setup bench clean package package-test e2e
 
@@ -57,15 +62,16 @@ $(SYSO): Makefile
 		--copyright "Copyright 2026 the edgecore for Windows authors; Apache License 2.0"
 
 windows: $(WIN_EXE)
-$(MODFILE): $(wildcard patches/*.patch) build/patch-upstream.sh go.mod go.sum
+$(WORK): $(wildcard patches/*.patch) build/patch-upstream.sh go.mod go.sum
 	build/patch-upstream.sh $(PATCHED)
+workspace: $(WORK)
 
-$(WIN_EXE): $(SOURCES) $(MODFILE) $(SYSO)
+$(WIN_EXE): $(SOURCES) $(WORK) $(SYSO)
 	@command -v $(MINGW_CC) >/dev/null || { echo "$(MINGW_CC) not found: apt-get install gcc-mingw-w64-x86-64"; exit 1; }
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -o $@ ./cmd/edgecore
 
 linux: $(LINUX_BIN)
-$(LINUX_BIN): $(SOURCES) $(MODFILE)
+$(LINUX_BIN): $(SOURCES) $(WORK)
 	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ ./cmd/edgecore
 
 # Everything CI checks: unit tests with the race detector, vet for Windows,
@@ -107,10 +113,10 @@ wine-test: windows wine-setup $(FAKECRI_EXE)
 # Linux) joining them with a fake container runtime.
 E2E := $(OUT)/e2e
 
-$(E2E)/kube-apiserver: $(MODFILE) test/e2e/kube-apiserver/main.go
-	go build -modfile=$(MODFILE) -trimpath -o $@ ./test/e2e/kube-apiserver
-$(E2E)/cloudcore: $(MODFILE) test/e2e/cloudcore/main.go $(SOURCES)
-	go build -modfile=$(MODFILE) -trimpath -o $@ ./test/e2e/cloudcore
+$(E2E)/kube-apiserver: $(WORK) test/e2e/kube-apiserver/main.go
+	go build -trimpath -o $@ ./test/e2e/kube-apiserver
+$(E2E)/cloudcore: $(WORK) test/e2e/cloudcore/main.go $(SOURCES)
+	go build -trimpath -o $@ ./test/e2e/cloudcore
 $(E2E)/fakecri: $(FAKECRI_SOURCES)
 	go build -trimpath -o $@ ./test/fakecri/cmd/fakecri
 

@@ -1,18 +1,18 @@
 // Command edgecore runs a KubeEdge edge node on Windows Server (and, from the
-// same sources, on Linux).
+// same sources, on Linux). This package holds main and the cobra command
+// tree only: each command parses its flags into options, validates them and
+// calls one function of internal/ to do the work.
 package main
 
 import (
 	"os"
 
 	"k8s.io/component-base/logs"
-
-	"github.com/kubeedge-windows/edgecore/edge/app"
 )
 
 func main() {
 	logs.InitLogs()
-	code := app.Main(os.Args[1:])
+	code := run(os.Args[1:])
 	logs.FlushLogs()
 	os.Exit(code)
 }

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
 
-	"github.com/kubeedge-windows/edgecore/windows/join"
+	"github.com/kubeedge-windows/edgecore/internal/join"
 )
 
 const name = "edgecore"

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -100,8 +101,8 @@ func startRecovering(m Module) (err error) {
 	return nil
 }
 
-// Shutdown asks the process to stop, as Ctrl+C does. The Windows service
-// handler calls it for Stop and Shutdown requests. It never blocks.
+// Shutdown asks a running RunContext or GracefulShutdown to stop, as if its
+// context had ended. It never blocks.
 func Shutdown(reason string) {
 	select {
 	case stopCh <- reason:
@@ -109,17 +110,25 @@ func Shutdown(reason string) {
 	}
 }
 
-// GracefulShutdown blocks until the process is asked to stop (a signal, a
-// Shutdown call, or the global context cancelled by a module), then cancels
-// the global context and cleans up every module.
+// GracefulShutdown is upstream's entry point for mains that own no context
+// (cloudcore, upstream's edgecore): it blocks until the process gets
+// os.Interrupt or SIGTERM, a Shutdown call, or a module cancels the global
+// context, then shuts the modules down. The signal handler lives only as
+// long as this call; edgecore for Windows uses ShutdownWhen with a context
+// of its own instead, so that it alone decides which signals stop it.
 func GracefulShutdown() {
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, shutdownSignals...)
-	defer signal.Stop(signals)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ShutdownWhen(ctx)
+}
 
+// ShutdownWhen blocks until ctx ends, a Shutdown call, or a module cancels
+// the global context, then cancels the global context and cleans up every
+// module. It installs no signal handler.
+func ShutdownWhen(ctx context.Context) {
 	select {
-	case s := <-signals:
-		klog.Infof("Got signal %v, shutting down", s)
+	case <-ctx.Done():
+		klog.Infof("Shutting down: %v", context.Cause(ctx))
 	case reason := <-stopCh:
 		klog.Infof("Shutdown requested: %s", reason)
 	case <-beehiveContext.Done():
@@ -132,12 +141,16 @@ func GracefulShutdown() {
 	}
 }
 
-// Run starts the modules and blocks until they are shut down.
+// Run starts the modules and blocks until they are shut down by a signal
+// (see GracefulShutdown).
 func Run() {
 	StartModules()
 	GracefulShutdown()
 }
 
-// shutdownSignals are the signals that stop the process. On Windows, Go maps
-// Ctrl+C, Ctrl+Break and console close to os.Interrupt and SIGTERM.
-var shutdownSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+// RunContext starts the modules and blocks until ctx ends (see
+// ShutdownWhen). It installs no signal handler.
+func RunContext(ctx context.Context) {
+	StartModules()
+	ShutdownWhen(ctx)
+}

@@ -1,4 +1,4 @@
-package app
+package main
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/cni"
-	"github.com/kubeedge-windows/edgecore/windows/preflight"
+	"github.com/kubeedge-windows/edgecore/internal/preflight"
 )
 
 // newPreflightCommand checks the host before edgecore is started or joined.

@@ -1,10 +1,9 @@
-package app
+package main
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"time"
 
@@ -13,10 +12,11 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/edge/logfile"
+	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
+	"github.com/kubeedge-windows/edgecore/internal/logfile"
+	"github.com/kubeedge-windows/edgecore/internal/preflight"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
-	"github.com/kubeedge-windows/edgecore/windows/join"
-	"github.com/kubeedge-windows/edgecore/windows/preflight"
 )
 
 // defaultJoinTimeout covers issuing the certificates and the first hub
@@ -73,13 +73,13 @@ func newJoinCommand() *cobra.Command {
 }
 
 // interruptible is the command's context, cancelled by Ctrl+C so that join
-// rolls back rather than leaving half a node behind.
+// and reset roll back rather than leave half a node behind.
 func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return signal.NotifyContext(ctx, os.Interrupt)
+	return lifecycle.ConsoleContext(ctx, runtime.GOOS, lifecycle.ProcessSignals{})
 }
 
 // hostSystem is what join and reset act on: this host's files, services

@@ -1,4 +1,4 @@
-package app
+package main
 
 import (
 	"os"
@@ -8,8 +8,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/edge/logfile"
-	"github.com/kubeedge-windows/edgecore/windows/join"
+	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/logfile"
 )
 
 // newResetCommand undoes a join: it removes the service and what join

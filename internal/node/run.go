@@ -1,6 +1,7 @@
-package app
+package node
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -19,14 +20,14 @@ import (
 	upstreamversion "github.com/kubeedge/kubeedge/pkg/version"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/edge/envcheck"
-	"github.com/kubeedge-windows/edgecore/edge/modules"
-	"github.com/kubeedge-windows/edgecore/edge/version"
+	"github.com/kubeedge-windows/edgecore/internal/envcheck"
+	"github.com/kubeedge-windows/edgecore/internal/modules"
+	"github.com/kubeedge-windows/edgecore/internal/version"
 )
 
 // Run loads the configuration, prepares the host and runs the edge modules
-// until the process is asked to stop.
-func Run(opts *Options) error {
+// until ctx ends.
+func Run(ctx context.Context, opts Options) error {
 	cfg, rewrites, err := config.Load(opts.ConfigFile, config.CurrentHost(runtime.GOOS))
 	if err != nil {
 		return err
@@ -76,7 +77,7 @@ func Run(opts *Options) error {
 	if features.DefaultFeatureGate.Enabled(features.ModuleRestart) {
 		core.EnableModuleRestart()
 	}
-	core.Run()
+	core.RunContext(ctx)
 	klog.Info("edgecore stopped")
 	return nil
 }

@@ -1,7 +1,4 @@
-// Package app is edgecore's composition root: it parses the command line,
-// loads the configuration, registers the upstream edge modules and runs them
-// on the bus until the process is asked to stop.
-package app
+package main
 
 import (
 	"errors"
@@ -17,19 +14,18 @@ import (
 	"k8s.io/component-base/term"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/edge/logfile"
-	"github.com/kubeedge-windows/edgecore/edge/version"
+	"github.com/kubeedge-windows/edgecore/internal/logfile"
+	"github.com/kubeedge-windows/edgecore/internal/node"
+	"github.com/kubeedge-windows/edgecore/internal/version"
 )
 
-// Options are edgecore's own flags.
-type Options struct {
-	ConfigFile    string
+// rootOptions are the flags of edgecore itself: running the node, or
+// printing a sample configuration or the version.
+type rootOptions struct {
+	node          node.Options
 	MinConfig     bool
 	DefaultConfig bool
 	Version       bool
-	// SkipEnvironmentCheck starts edgecore even when a standalone kubelet
-	// or kube-proxy runs on the host.
-	SkipEnvironmentCheck bool
 }
 
 // ExitError carries the exit code a failed command ends the process with.
@@ -43,8 +39,10 @@ func (e *ExitError) Unwrap() error { return e.Err }
 
 // NewCommand builds the edgecore command line.
 func NewCommand() *cobra.Command {
-	opts := &Options{ConfigFile: config.DefaultConfigFile(runtime.GOOS)}
-	logs := logfile.DefaultOptions(runtime.GOOS)
+	opts := &rootOptions{node: node.Options{
+		ConfigFile: config.DefaultConfigFile(runtime.GOOS),
+		Logs:       logfile.DefaultOptions(runtime.GOOS),
+	}}
 	cmd := &cobra.Command{
 		Use:   config.ExecutableName(runtime.GOOS),
 		Short: "KubeEdge edge node agent for Windows Server",
@@ -64,7 +62,8 @@ func NewCommand() *cobra.Command {
 			case opts.DefaultConfig:
 				return printSample(out, config.KindDefault)
 			}
-			return runNode(cmd, opts, logs)
+			opts.node.LogFileGiven = cmd.Flags().Changed(logfile.FlagFile)
+			return node.Main(opts.node)
 		},
 	}
 	cmd.AddCommand(&cobra.Command{
@@ -82,7 +81,7 @@ func NewCommand() *cobra.Command {
 	cmd.CompletionOptions.DisableDefaultCmd = true
 
 	named := opts.flags(cmd.Name())
-	logs.AddFlags(named.FlagSet("logging"))
+	opts.node.Logs.AddFlags(named.FlagSet("logging"))
 	fs := cmd.Flags()
 	for _, f := range named.FlagSets {
 		fs.AddFlagSet(f)
@@ -109,13 +108,13 @@ func NewCommand() *cobra.Command {
 	return cmd
 }
 
-func (o *Options) flags(name string) (fss cliflag.NamedFlagSets) {
+func (o *rootOptions) flags(name string) (fss cliflag.NamedFlagSets) {
 	fs := fss.FlagSet("edgecore")
-	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Path to the edgecore configuration file.")
+	fs.StringVar(&o.node.ConfigFile, "config", o.node.ConfigFile, "Path to the edgecore configuration file.")
 	fs.BoolVar(&o.MinConfig, "minconfig", false, "Print a minimal configuration for this platform and exit.")
 	fs.BoolVar(&o.DefaultConfig, "defaultconfig", false, "Print the full default configuration for this platform and exit.")
 	fs.BoolVar(&o.Version, "version", false, "Print version information and exit.")
-	fs.BoolVar(&o.SkipEnvironmentCheck, "skip-environment-check", false,
+	fs.BoolVar(&o.node.SkipEnvironmentCheck, "skip-environment-check", false,
 		"Start even if a standalone kubelet or kube-proxy is running on this host.")
 	global := fss.FlagSet("logging")
 	globalflag.AddGlobalFlags(global, name)
@@ -137,9 +136,9 @@ func printSample(out io.Writer, kind string) error {
 	return err
 }
 
-// Main runs the command and returns the process exit code, printing any
+// run runs the command and returns the process exit code, printing any
 // error on stderr in one line.
-func Main(args []string) int {
+func run(args []string) int {
 	cmd := NewCommand()
 	cmd.SetArgs(args)
 	err := cmd.Execute()

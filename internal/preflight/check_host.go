@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/edge/envcheck"
+	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 )
 
 const (
