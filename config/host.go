@@ -16,6 +16,11 @@ type Host struct {
 	GOOS     string
 	Hostname string // as the OS reports it; Windows reports upper case
 	NodeIP   string // address of the interface that carries the default route
+	// ProgramFiles and SystemDrive are %ProgramFiles% and %SystemDrive% on
+	// Windows ("" elsewhere, or when unset): containerd and its CNI
+	// directories live under the first, edgecore's own files on the second.
+	ProgramFiles string
+	SystemDrive  string
 }
 
 // DefaultNodeName is used when the host name has nothing usable in it.
@@ -43,6 +48,10 @@ func NodeName(hostname string) string {
 // the field empty; the generator then keeps upstream's default.
 func CurrentHost(goos string) Host {
 	h := Host{GOOS: goos}
+	if goos == Windows {
+		h.ProgramFiles = os.Getenv("ProgramFiles")
+		h.SystemDrive = os.Getenv("SystemDrive")
+	}
 	if name, err := os.Hostname(); err == nil {
 		h.Hostname = name
 	}
