@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs what building edgecore.exe and running it under Wine need on a
-# Debian machine with Go already installed: the mingw C compiler (cgo builds
-# go-sqlite3), Wine, make, patch (for patches/) and zip (for the release
-# package); then fetches the Go modules.
+# Installs what building edgecore.exe, running it under Wine and the
+# end-to-end scenarios need on a Debian machine with Go already installed:
+# the mingw C compiler (cgo builds go-sqlite3), Wine, make, patch (for
+# patches/), zip (for the release package) and etcd (the e2e cloud's store);
+# then fetches the Go modules. build/check-tools.sh names the same tools, so
+# that `make test` says at once what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +17,7 @@ command -v make >/dev/null || need+=(make)
 command -v gcc >/dev/null || need+=(gcc)
 command -v patch >/dev/null || need+=(patch)
 command -v zip >/dev/null || need+=(zip)
+command -v etcd >/dev/null || need+=(etcd-server)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -22,6 +25,7 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+build/check-tools.sh
 
-go mod download
-(cd staging/src/github.com/kubeedge/beehive && go mod download)
+GOWORK=off go mod download
+(cd staging/src/github.com/kubeedge/beehive && GOWORK=off go mod download)

@@ -1,6 +1,10 @@
 package config
 
-import "github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+import (
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+)
 
 // Directory is one directory edgecore needs before its modules start, with
 // the field that names it so that a failure can point at the setting.
@@ -24,15 +28,15 @@ func Directories(c *v1alpha2.EdgeCoreConfig, goos string) []Directory {
 		dirs = append(dirs, Directory{Field: field, Path: path})
 	}
 	if c.DataBase != nil {
-		add("database.dataSource", Dir(goos, c.DataBase.DataSource))
+		add("database.dataSource", ospath.Dir(goos, c.DataBase.DataSource))
 	}
 	if c.Modules == nil {
 		return dirs
 	}
 	if h := c.Modules.EdgeHub; h != nil && h.Enable {
-		add("modules.edgeHub.tlsCaFile", Dir(goos, h.TLSCAFile))
-		add("modules.edgeHub.tlsCertFile", Dir(goos, h.TLSCertFile))
-		add("modules.edgeHub.tlsPrivateKeyFile", Dir(goos, h.TLSPrivateKeyFile))
+		add("modules.edgeHub.tlsCaFile", ospath.Dir(goos, h.TLSCAFile))
+		add("modules.edgeHub.tlsCertFile", ospath.Dir(goos, h.TLSCertFile))
+		add("modules.edgeHub.tlsPrivateKeyFile", ospath.Dir(goos, h.TLSPrivateKeyFile))
 	}
 	if e := c.Modules.Edged; e != nil && e.Enable {
 		add("modules.edged.rootDirectory", e.RootDirectory)

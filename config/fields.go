@@ -25,79 +25,82 @@ type stringField struct {
 	name string // the YAML path an operator sees in error messages
 	kind valueKind
 	ptr  *string
-	// windows is the value on a Windows host; empty leaves upstream's.
-	windows string
+	// windows picks the value on a Windows host from its layout; nil
+	// leaves upstream's.
+	windows func(Layout) string
 }
 
-// Windows locations. They keep upstream's layout (C:\etc\kubeedge,
-// C:\var\lib\kubelet) so that documentation written for KubeEdge still
-// applies, in canonical form: upper-case drive, backslashes, no trailing
-// separator.
+// Windows endpoints: containerd's CRI pipe and the DMI server's pipe.
 const (
-	winCAFile          = `C:\etc\kubeedge\ca\rootCA.crt`
-	winCertFile        = `C:\etc\kubeedge\certs\server.crt`
-	winKeyFile         = `C:\etc\kubeedge\certs\server.key`
-	winContainerdPipe  = "npipe://./pipe/containerd-containerd"
-	winDMIPipe         = "npipe://./pipe/kubeedge-dmi"
-	winDataSource      = `C:\var\lib\kubeedge\edgecore.db`
-	winRootDirectory   = `C:\var\lib\kubelet`
-	winStaticPodPath   = `C:\etc\kubeedge\manifests`
-	winPodLogsDir      = `C:\var\log\pods`
-	winVolumePluginDir = `C:\usr\libexec\kubernetes\kubelet-plugins\volume\exec`
+	winContainerdPipe = "npipe://./pipe/containerd-containerd"
+	winDMIPipe        = "npipe://./pipe/kubeedge-dmi"
 )
 
 // stringFields lists every OS-dependent string of c, skipping sections the
 // configuration leaves out (the minimal sample has no edgeStream, say).
 func stringFields(c *v1alpha2.EdgeCoreConfig) []stringField {
 	var fs []stringField
-	add := func(name string, kind valueKind, ptr *string, windows string) {
+	add := func(name string, kind valueKind, ptr *string, windows func(Layout) string) {
 		fs = append(fs, stringField{name: name, kind: kind, ptr: ptr, windows: windows})
 	}
+	// The Windows default of each field, from the host's layout.
+	var (
+		caFile          = func(l Layout) string { return l.CAFile }
+		certFile        = func(l Layout) string { return l.CertFile }
+		keyFile         = func(l Layout) string { return l.KeyFile }
+		dataSource      = func(l Layout) string { return l.DataSource }
+		rootDirectory   = func(l Layout) string { return l.KubeletRootDir }
+		staticPodPath   = func(l Layout) string { return l.StaticPodDir }
+		podLogsDir      = func(l Layout) string { return l.PodLogsDir }
+		volumePluginDir = func(l Layout) string { return l.VolumePluginDir }
+		containerdPipe  = func(Layout) string { return winContainerdPipe }
+		dmiPipe         = func(Layout) string { return winDMIPipe }
+	)
 	if c.DataBase != nil {
-		add("database.dataSource", kindPath, &c.DataBase.DataSource, winDataSource)
+		add("database.dataSource", kindPath, &c.DataBase.DataSource, dataSource)
 	}
 	m := c.Modules
 	if m == nil {
 		return fs
 	}
 	if h := m.EdgeHub; h != nil {
-		add("modules.edgeHub.tlsCaFile", kindPath, &h.TLSCAFile, winCAFile)
-		add("modules.edgeHub.tlsCertFile", kindPath, &h.TLSCertFile, winCertFile)
-		add("modules.edgeHub.tlsPrivateKeyFile", kindPath, &h.TLSPrivateKeyFile, winKeyFile)
+		add("modules.edgeHub.tlsCaFile", kindPath, &h.TLSCAFile, caFile)
+		add("modules.edgeHub.tlsCertFile", kindPath, &h.TLSCertFile, certFile)
+		add("modules.edgeHub.tlsPrivateKeyFile", kindPath, &h.TLSPrivateKeyFile, keyFile)
 	}
 	if e := m.Edged; e != nil {
-		add("modules.edged.rootDirectory", kindPath, &e.RootDirectory, winRootDirectory)
-		add("modules.edged.experimentalMounterPath", kindPath, &e.ExperimentalMounterPath, "")
+		add("modules.edged.rootDirectory", kindPath, &e.RootDirectory, rootDirectory)
+		add("modules.edged.experimentalMounterPath", kindPath, &e.ExperimentalMounterPath, nil)
 		if k := e.TailoredKubeletConfig; k != nil {
 			const p = "modules.edged.tailoredKubeletConfig."
-			add(p+"staticPodPath", kindPath, &k.StaticPodPath, winStaticPodPath)
-			add(p+"podLogsDir", kindPath, &k.PodLogsDir, winPodLogsDir)
-			add(p+"volumePluginDir", kindPath, &k.VolumePluginDir, winVolumePluginDir)
-			add(p+"containerRuntimeEndpoint", kindEndpoint, &k.ContainerRuntimeEndpoint, winContainerdPipe)
-			add(p+"imageServiceEndpoint", kindEndpoint, &k.ImageServiceEndpoint, winContainerdPipe)
+			add(p+"staticPodPath", kindPath, &k.StaticPodPath, staticPodPath)
+			add(p+"podLogsDir", kindPath, &k.PodLogsDir, podLogsDir)
+			add(p+"volumePluginDir", kindPath, &k.VolumePluginDir, volumePluginDir)
+			add(p+"containerRuntimeEndpoint", kindEndpoint, &k.ContainerRuntimeEndpoint, containerdPipe)
+			add(p+"imageServiceEndpoint", kindEndpoint, &k.ImageServiceEndpoint, containerdPipe)
 		}
 	}
 	if b := m.EventBus; b != nil && b.TLS != nil {
-		add("modules.eventBus.eventBusTLS.tlsMqttCAFile", kindPath, &b.TLS.TLSMqttCAFile, winCAFile)
-		add("modules.eventBus.eventBusTLS.tlsMqttCertFile", kindPath, &b.TLS.TLSMqttCertFile, winCertFile)
-		add("modules.eventBus.eventBusTLS.tlsMqttPrivateKeyFile", kindPath, &b.TLS.TLSMqttPrivateKeyFile, winKeyFile)
+		add("modules.eventBus.eventBusTLS.tlsMqttCAFile", kindPath, &b.TLS.TLSMqttCAFile, caFile)
+		add("modules.eventBus.eventBusTLS.tlsMqttCertFile", kindPath, &b.TLS.TLSMqttCertFile, certFile)
+		add("modules.eventBus.eventBusTLS.tlsMqttPrivateKeyFile", kindPath, &b.TLS.TLSMqttPrivateKeyFile, keyFile)
 	}
 	if mm := m.MetaManager; mm != nil && mm.MetaServer != nil {
 		s := mm.MetaServer
-		add("modules.metaManager.metaServer.tlsCaFile", kindPath, &s.TLSCaFile, winCAFile)
-		add("modules.metaManager.metaServer.tlsCertFile", kindPath, &s.TLSCertFile, winCertFile)
-		add("modules.metaManager.metaServer.tlsPrivateKeyFile", kindPath, &s.TLSPrivateKeyFile, winKeyFile)
+		add("modules.metaManager.metaServer.tlsCaFile", kindPath, &s.TLSCaFile, caFile)
+		add("modules.metaManager.metaServer.tlsCertFile", kindPath, &s.TLSCertFile, certFile)
+		add("modules.metaManager.metaServer.tlsPrivateKeyFile", kindPath, &s.TLSPrivateKeyFile, keyFile)
 		for i := range s.ServiceAccountKeyFiles {
-			add("modules.metaManager.metaServer.serviceAccountKeyFiles["+strconv.Itoa(i)+"]", kindPath, &s.ServiceAccountKeyFiles[i], "")
+			add("modules.metaManager.metaServer.serviceAccountKeyFiles["+strconv.Itoa(i)+"]", kindPath, &s.ServiceAccountKeyFiles[i], nil)
 		}
 	}
 	if d := m.DeviceTwin; d != nil {
-		add("modules.deviceTwin.dmiSockPath", kindSocket, &d.DMISockPath, winDMIPipe)
+		add("modules.deviceTwin.dmiSockPath", kindSocket, &d.DMISockPath, dmiPipe)
 	}
 	if s := m.EdgeStream; s != nil {
-		add("modules.edgeStream.tlsTunnelCAFile", kindPath, &s.TLSTunnelCAFile, winCAFile)
-		add("modules.edgeStream.tlsTunnelCertFile", kindPath, &s.TLSTunnelCertFile, winCertFile)
-		add("modules.edgeStream.tlsTunnelPrivateKeyFile", kindPath, &s.TLSTunnelPrivateKeyFile, winKeyFile)
+		add("modules.edgeStream.tlsTunnelCAFile", kindPath, &s.TLSTunnelCAFile, caFile)
+		add("modules.edgeStream.tlsTunnelCertFile", kindPath, &s.TLSTunnelCertFile, certFile)
+		add("modules.edgeStream.tlsTunnelPrivateKeyFile", kindPath, &s.TLSTunnelPrivateKeyFile, keyFile)
 	}
 	return fs
 }

@@ -45,9 +45,12 @@ func applyHost(c *v1alpha2.EdgeCoreConfig, host Host) {
 	if host.GOOS != Windows {
 		return
 	}
+	// The host's layout, so that a Windows installed on D: gets its files
+	// there too; the default host gets C:.
+	layout := NewLayout(host)
 	for _, f := range stringFields(c) {
-		if f.windows != "" {
-			*f.ptr = f.windows
+		if f.windows != nil {
+			*f.ptr = f.windows(layout)
 		}
 	}
 	if e == nil {

@@ -96,20 +96,6 @@ func JoinConfig(o JoinOptions, host Host, reach Reach) (*v1alpha2.EdgeCoreConfig
 		return nil, nil, &InvalidError{What: "join options", Errs: errs}
 	}
 
-	if reach != nil {
-		var unreachable field.ErrorList
-		for _, addr := range []string{o.CloudCoreIPPort, net.JoinHostPort(cloudHost, certPort)} {
-			if err := reach(addr); err != nil {
-				unreachable = append(unreachable, field.Invalid(flag("cloudcore-ipport"), addr,
-					fmt.Sprintf("cloudcore does not answer (%v): check that cloudcore runs, that the port is open in "+
-						"both firewalls, or pass --offline to write the configuration without checking", err)))
-			}
-		}
-		if len(unreachable) > 0 {
-			return nil, nil, &InvalidError{What: "join options", Errs: unreachable}
-		}
-	}
-
 	c, err := Sample(KindDefault, host)
 	if err != nil {
 		return nil, nil, err
@@ -141,7 +127,39 @@ func JoinConfig(o JoinOptions, host Host, reach Reach) (*v1alpha2.EdgeCoreConfig
 	if errs := validateAll(c, host.GOOS); len(errs) > 0 {
 		return nil, nil, &InvalidError{What: "generated configuration", Errs: errs}
 	}
+	if reach != nil {
+		if err := reachCloud(c, reach); err != nil {
+			return nil, nil, err
+		}
+	}
 	return c, rewrites, nil
+}
+
+// reachCloud asks reach whether cloudcore answers at the endpoints the
+// configuration c names, read the way edgehub reads them. Reach connects
+// over TCP, which a QUIC hub does not answer (QUIC is UDP): that port is
+// left to preflight, which speaks QUIC to it.
+func reachCloud(c *v1alpha2.EdgeCoreConfig, reach Reach) error {
+	cloud, err := CloudEndpoints(c)
+	if err != nil {
+		return err
+	}
+	flags := map[string]string{cloud.Hub.Field: "--cloudcore-ipport", cloud.Certificates.Field: "--certport"}
+	var unreachable field.ErrorList
+	for _, e := range cloud.Endpoints() {
+		if e.Transport != TransportTCP {
+			continue
+		}
+		if err := reach(e.Address); err != nil {
+			unreachable = append(unreachable, field.Invalid(field.NewPath(flags[e.Field]), e.Address,
+				fmt.Sprintf("cloudcore does not answer (%v): check that cloudcore runs, that the port is open in "+
+					"both firewalls, or pass --offline to write the configuration without checking", err)))
+		}
+	}
+	if len(unreachable) > 0 {
+		return &InvalidError{What: "join options", Errs: unreachable}
+	}
+	return nil
 }
 
 func validPort(p string) bool {

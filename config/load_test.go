@@ -26,7 +26,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 
 func TestLoadMissingFileNamesPathAndSample(t *testing.T) {
 	for goos, exe := range map[string]string{Windows: "edgecore.exe", Linux: "edgecore"} {
-		path := DefaultConfigFile(goos)
+		path := NewLayout(Host{GOOS: goos}).ConfigFile
 		_, _, err := Load(filepath.Join(t.TempDir(), "absent.yaml"), testHost(goos))
 		var missing *MissingFileError
 		if !errors.As(err, &missing) {
@@ -38,15 +38,6 @@ func TestLoadMissingFileNamesPathAndSample(t *testing.T) {
 				t.Errorf("%s: %q does not mention %q", goos, msg, want)
 			}
 		}
-	}
-}
-
-func TestDefaultConfigFileHasNoMixedSeparators(t *testing.T) {
-	if got := DefaultConfigFile(Windows); got != `C:\etc\kubeedge\config\edgecore.yaml` {
-		t.Errorf("windows default config path %q", got)
-	}
-	if got := DefaultConfigFile(Linux); got != "/etc/kubeedge/config/edgecore.yaml" {
-		t.Errorf("linux default config path %q", got)
 	}
 }
 
@@ -151,21 +142,5 @@ func TestRenderedSamplesParseBack(t *testing.T) {
 	}
 	if _, err := Render("tiny", testHost(Windows)); err == nil {
 		t.Error("an unknown sample kind was accepted")
-	}
-}
-
-func TestDir(t *testing.T) {
-	for _, tc := range []struct{ goos, in, want string }{
-		{Windows, `C:\var\lib\kubeedge\edgecore.db`, `C:\var\lib\kubeedge`},
-		{Windows, `C:/var/lib/kubeedge/edgecore.db`, `C:/var/lib/kubeedge`},
-		{Windows, `C:\edgecore.db`, `C:\`},
-		{Windows, `edgecore.db`, `.`},
-		{Linux, "/var/lib/kubeedge/edgecore.db", "/var/lib/kubeedge"},
-		{Linux, "/edgecore.db", "/"},
-		{Linux, `C:\var\edgecore.db`, "."},
-	} {
-		if got := Dir(tc.goos, tc.in); got != tc.want {
-			t.Errorf("Dir(%s, %q) = %q, want %q", tc.goos, tc.in, got, tc.want)
-		}
 	}
 }

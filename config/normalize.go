@@ -5,12 +5,9 @@ import (
 	"strings"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
-)
 
-// SystemDrive is where drive-less absolute paths such as /var/lib/kubeedge
-// land on Windows: Go's file functions resolve them against the current
-// drive, which for a service is the system drive.
-const SystemDrive = "C:"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+)
 
 // Rewrite records one value changed while loading a configuration, so that
 // start-up can log what it did instead of changing settings silently.
@@ -61,35 +58,23 @@ func kubeletConfig(c *v1alpha2.EdgeCoreConfig) *v1alpha2.TailoredKubeletConfigur
 	return c.Modules.Edged.TailoredKubeletConfig
 }
 
-var driveLetter = regexp.MustCompile(`^[A-Za-z]:`)
-
 // WindowsPath puts p into canonical Windows form: forward slashes become
 // backslashes, runs of separators collapse (YAML users often double every
-// backslash), the drive letter is upper case, a drive-less absolute path gets
-// the system drive and a trailing separator goes. UNC paths keep their
-// leading pair. Relative paths stay relative so that validation can refuse
-// them by name.
+// backslash), "." and ".." are resolved as Windows resolves them, the drive
+// letter is upper case, a drive-less absolute path gets the system drive
+// (DefaultSystemDrive: Normalize knows the OS, not the host) and a trailing
+// separator goes. UNC paths keep their leading pair. Relative paths stay
+// relative so that validation can refuse them by name.
 func WindowsPath(p string) string {
 	if p == "" {
 		return p
 	}
-	s := strings.ReplaceAll(p, "/", `\`)
-	unc := strings.HasPrefix(s, `\\`) && len(s) > 2 && s[2] != '\\'
-	for strings.Contains(s, `\\`) {
-		s = strings.ReplaceAll(s, `\\`, `\`)
+	sep := func(i int) bool { return i < len(p) && ospath.IsSeparator(Windows, p[i]) }
+	if sep(0) && !(sep(1) && len(p) > 2 && !sep(2)) {
+		// Rooted but neither a drive nor a UNC path (\\server\...).
+		p = DefaultSystemDrive + p
 	}
-	switch {
-	case unc:
-		s = `\` + s
-	case driveLetter.MatchString(s):
-		s = strings.ToUpper(s[:1]) + s[1:]
-	case strings.HasPrefix(s, `\`):
-		s = SystemDrive + s
-	}
-	if len(s) > 3 && strings.HasSuffix(s, `\`) {
-		s = strings.TrimRight(s, `\`)
-	}
-	return s
+	return ospath.Clean(Windows, p)
 }
 
 var pipePath = regexp.MustCompile(`(?i)^\\+\.\\pipe\\(.+)$`)

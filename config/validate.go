@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
 
 // WindowsPriorityClasses are the process priority classes the Windows
@@ -101,27 +103,26 @@ func validateWindowsString(f stringField) *field.Error {
 			return nil
 		}
 	}
-	if v != "" && !isAbsWindows(v) {
+	if v != "" && !ospath.IsAbs(Windows, v) {
 		return field.Invalid(path, v, fmt.Sprintf("a relative path depends on the directory edgecore is started from "+
 			"(System32 for a service): use an absolute path such as %s", absExample(f)))
 	}
 	return nil
 }
 
+// absExample is the absolute path suggested for a relative value: the
+// field's default, or the value under the kubeedge directory of the default
+// Windows host.
 func absExample(f stringField) string {
-	if f.windows != "" {
-		return f.windows
+	layout := NewLayout(Host{GOOS: Windows})
+	if f.windows != nil {
+		return f.windows(layout)
 	}
-	return `C:\etc\kubeedge\` + strings.TrimLeft(WindowsPath(*f.ptr), `.\`)
-}
-
-// isAbsWindows accepts C:\... and \\server\share\...; "C:x" is relative to
-// the current directory of drive C.
-func isAbsWindows(p string) bool {
-	if strings.HasPrefix(p, `\\`) {
-		return true
+	rel := WindowsPath(*f.ptr)
+	if len(rel) >= 2 && rel[1] == ':' {
+		rel = rel[2:] // "C:x" is relative to drive C's current directory
 	}
-	return len(p) >= 3 && driveLetter.MatchString(p) && (p[2] == '\\' || p[2] == '/')
+	return ospath.Join(Windows, layout.KubeEdgeDir, strings.TrimLeft(rel, `.\`))
 }
 
 func isLinuxOnlyImage(img string) bool {

@@ -55,7 +55,7 @@ func newCNIConfigCommand() *cobra.Command {
 	fs.StringVar(&o.Subnet, "subnet", "", "Pod subnet in CIDR form, e.g. 10.244.2.0/24 (required)")
 	fs.StringVar(&o.Gateway, "gateway", "", "Gateway of the pod subnet (default: its first address)")
 	fs.StringSliceVar(&o.DNS, "dns", nil, "DNS servers for pods (default: the host's resolvers)")
-	fs.StringVarP(&output, "output", "o", cni.DefaultConfPath, "File to write, or - for standard output")
+	fs.StringVarP(&output, "output", "o", hostLayout().CNIConfFile, "File to write, or - for standard output")
 	fs.BoolVar(&overwrite, "force", false, "Replace an existing file")
 	return cmd
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"runtime"
 	"time"
 
@@ -37,7 +36,7 @@ func newConfigCommand() *cobra.Command {
 			host := config.CurrentHost(runtime.GOOS)
 			var reach config.Reach
 			if !offline {
-				reach = dialReach
+				reach = config.DialReach(reachTimeout)
 				// The address this host reaches the cloud from is the node IP
 				// the cloud can reach it back on.
 				if ip, err := config.DefaultRouteIP(o.CloudCoreIPPort); err == nil {
@@ -73,18 +72,10 @@ func newConfigCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	addJoinFlags(fs, &o)
-	fs.StringVarP(&output, "output", "o", config.DefaultConfigFile(runtime.GOOS), "File to write, or - for standard output")
+	fs.StringVarP(&output, "output", "o", hostLayout().ConfigFile, "File to write, or - for standard output")
 	fs.BoolVar(&offline, "offline", false, "Do not check that cloudcore answers")
 	fs.BoolVar(&overwrite, "force", false, "Replace an existing configuration file")
 	return cmd
-}
-
-func dialReach(addr string) error {
-	conn, err := net.DialTimeout("tcp", addr, reachTimeout)
-	if err != nil {
-		return err
-	}
-	return conn.Close()
 }
 
 // addJoinFlags defines keadm join's flags, with its names and short forms,

@@ -14,7 +14,6 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
-	"github.com/kubeedge-windows/edgecore/internal/logfile"
 	"github.com/kubeedge-windows/edgecore/internal/preflight"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
@@ -28,7 +27,7 @@ const defaultJoinTimeout = 5 * time.Minute
 // as a Windows service and waits until the node is connected.
 func newJoinCommand() *cobra.Command {
 	o := join.Options{
-		ConfigFile: config.DefaultConfigFile(runtime.GOOS),
+		ConfigFile: hostLayout().ConfigFile,
 		Timeout:    defaultJoinTimeout,
 	}
 	var sets []string
@@ -36,7 +35,7 @@ func newJoinCommand() *cobra.Command {
 		Use:   "join",
 		Short: "Join this host to a KubeEdge cloud and run edgecore as a Windows service",
 		Long: "Join this host to the cloudcore at --cloudcore-ipport with the token from `keadm gettoken`:\n" +
-			"write the configuration, restrict C:\\etc\\kubeedge to SYSTEM and Administrators, install and start\n" +
+			"write the configuration, restrict " + hostLayout().KubeEdgeDir + " to SYSTEM and Administrators, install and start\n" +
 			"the edgecore service, and wait until the node certificates are issued and the hub is connected.\n" +
 			"Each step is printed as it runs; a failure undoes what was done and names the fix.\n" +
 			"Run it from PowerShell started with \"Run as administrator\". --dry-run prints the steps only.",
@@ -56,7 +55,7 @@ func newJoinCommand() *cobra.Command {
 				return fmt.Errorf("finding the path of this program for the service: %w", err)
 			}
 			o.Executable = exe
-			o.LogFile = logfile.DefaultFile(runtime.GOOS)
+			o.LogFile = config.NewLayout(o.Host).LogFile
 			ctx, stop := interruptible(cmd)
 			defer stop()
 			return join.Run(ctx, cmd.OutOrStdout(), o, hostSystem(o.Host))
@@ -66,7 +65,7 @@ func newJoinCommand() *cobra.Command {
 	addJoinFlags(fs, &o.JoinOptions)
 	fs.StringArrayVar(&sets, "set", nil,
 		"Set a configuration field by its dotted path, e.g. modules.edged.tailoredKubeletConfig.maxPods=50 (repeat, or separate with commas)")
-	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file to write, under C:\\etc\\kubeedge; the service runs with it")
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file to write, under "+hostLayout().KubeEdgeDir+"; the service runs with it")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the node certificates and the hub connection")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "Print the steps join would take and change nothing")
 	return cmd
@@ -87,7 +86,7 @@ func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 func hostSystem(host config.Host) join.System {
 	return join.System{
 		FS:       join.OSFS{},
-		Reach:    dialReach,
+		Reach:    config.DialReach(reachTimeout),
 		Elevated: preflight.SystemProbes().Elevated,
 		WriteConfig: func(path string, data []byte) error {
 			// The file holds the join token until the certificates are issued.

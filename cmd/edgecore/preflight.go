@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/internal/preflight"
 )
 
@@ -51,44 +49,28 @@ func newPreflightCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&configFile, "config", config.DefaultConfigFile(runtime.GOOS), "Configuration whose settings are checked")
+	cmd.Flags().StringVar(&configFile, "config", hostLayout().ConfigFile, "Configuration whose settings are checked")
 	cmd.Flags().BoolVar(&offline, "offline", false, "Do not ask the image registry whether the sandbox image has a Windows variant")
 	return cmd
 }
 
-// preflightConfig takes the checked settings from the configuration file, or
-// from the defaults when there is none yet (preflight runs before join).
+// preflightConfig takes the checked settings from the configuration file.
+// Without one the node has not joined yet: the host is checked against the
+// defaults, and the cloudcore and certificate rows are skipped, since the
+// defaults name no real cloudcore and join checks it itself.
 func preflightConfig(path string) (preflight.Config, string, error) {
 	host := config.CurrentHost(runtime.GOOS)
 	c, _, err := config.Load(path, host)
-	note := ""
 	var missing *config.MissingFileError
 	switch {
 	case errors.As(err, &missing):
-		note = fmt.Sprintf("No configuration at %s yet: checking the defaults.", path)
-		if c, err = config.Sample(config.KindDefault, host); err != nil {
+		pc, err := preflight.BeforeJoin(host)
+		if err != nil {
 			return preflight.Config{}, "", err
 		}
+		return pc, fmt.Sprintf("No configuration at %s yet: checking this host against the defaults; join checks cloudcore.", path), nil
 	case err != nil:
 		return preflight.Config{}, "", err
 	}
-	e := c.Modules.Edged
-	confDir, binDir := cni.ContainerdDirs(os.Getenv("ProgramFiles"))
-	pc := preflight.Config{
-		CRIEndpoint:  e.TailoredKubeletConfig.ContainerRuntimeEndpoint,
-		CNIConfDir:   confDir,
-		CNIBinDir:    binDir,
-		ClusterDNS:   e.TailoredKubeletConfig.ClusterDNS,
-		SandboxImage: e.PodSandboxImage,
-		RootDir:      e.RootDirectory,
-	}
-	if hub := c.Modules.EdgeHub; hub.Enable {
-		ws := ""
-		if hub.WebSocket != nil && hub.WebSocket.Enable {
-			ws = hub.WebSocket.Server
-		}
-		pc.CloudCore = preflight.CloudCoreEndpoints(ws, hub.HTTPServer)
-		pc.Certificates = []string{hub.TLSCAFile, hub.TLSCertFile}
-	}
-	return pc, note, nil
+	return preflight.FromConfig(c, host), "", nil
 }

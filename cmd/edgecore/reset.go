@@ -9,13 +9,12 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/join"
-	"github.com/kubeedge-windows/edgecore/internal/logfile"
 )
 
 // newResetCommand undoes a join: it removes the service and what join
 // wrote, and leaves containerd and the CNI configuration alone.
 func newResetCommand() *cobra.Command {
-	o := join.ResetOptions{ConfigFile: config.DefaultConfigFile(runtime.GOOS)}
+	o := join.ResetOptions{ConfigFile: hostLayout().ConfigFile}
 	cmd := &cobra.Command{
 		Use:   "reset",
 		Short: "Remove the edgecore service and what join set up on this host",
@@ -27,7 +26,7 @@ func newResetCommand() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Host = config.CurrentHost(runtime.GOOS)
-			o.LogFile = logfile.DefaultFile(runtime.GOOS)
+			o.LogFile = config.NewLayout(o.Host).LogFile
 			in := cmd.InOrStdin()
 			// Only a console can answer the question; a pipe, a file or a
 			// remote session without one cannot.

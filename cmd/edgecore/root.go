@@ -40,8 +40,8 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // NewCommand builds the edgecore command line.
 func NewCommand() *cobra.Command {
 	opts := &rootOptions{node: node.Options{
-		ConfigFile: config.DefaultConfigFile(runtime.GOOS),
-		Logs:       logfile.DefaultOptions(runtime.GOOS),
+		ConfigFile: hostLayout().ConfigFile,
+		Logs:       logfile.DefaultOptions(hostLayout().LogFile),
 	}}
 	cmd := &cobra.Command{
 		Use:   config.ExecutableName(runtime.GOOS),

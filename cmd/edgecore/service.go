@@ -53,7 +53,7 @@ func newServiceCommand() *cobra.Command {
 			return nil
 		},
 	}
-	install.Flags().StringVar(&configFile, "config", config.DefaultConfigFile(runtime.GOOS), "Configuration file the service runs with")
+	install.Flags().StringVar(&configFile, "config", hostLayout().ConfigFile, "Configuration file the service runs with")
 
 	simple := func(use, short string, do func() error, done string) *cobra.Command {
 		return &cobra.Command{

@@ -142,16 +142,3 @@ func parseCIDRNet(s string) (netip.Prefix, []net.Addr, error) {
 	v6 := &net.IPNet{IP: net.ParseIP("fe80::1"), Mask: net.CIDRMask(64, 128)}
 	return netip.MustParsePrefix(s), []net.Addr{ipn, v6}, nil
 }
-
-func TestContainerdDirs(t *testing.T) {
-	conf, bin := ContainerdDirs(`D:\Programs\`)
-	if conf != `D:\Programs\containerd\cni\conf` || bin != `D:\Programs\containerd\cni\bin` {
-		t.Errorf("got %s, %s", conf, bin)
-	}
-	if conf, bin := ContainerdDirs(""); conf != DefaultConfDir || bin != DefaultBinDir {
-		t.Errorf("defaults: %s, %s", conf, bin)
-	}
-	if DefaultConfPath != `C:\Program Files\containerd\cni\conf\0-containerd-nat.conf` {
-		t.Errorf("DefaultConfPath %s", DefaultConfPath)
-	}
-}

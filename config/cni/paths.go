@@ -7,34 +7,13 @@
 // gather those facts on the real host.
 package cni
 
-import "strings"
-
-// containerd's CRI plugin on Windows reads CNI files from these directories
-// unless its config.toml says otherwise. Install scripts that put them
-// elsewhere leave containerd with "cni plugin not initialized".
-const (
-	DefaultConfDir = `C:\Program Files\containerd\cni\conf`
-	DefaultBinDir  = `C:\Program Files\containerd\cni\bin`
-)
+// containerd's CNI directories on a host (%ProgramFiles%\containerd\cni\conf
+// and \bin by default) are part of edgecore's layout: config.NewLayout.
 
 // DefaultFileName is the name of containerd's own sample, so that writing
 // ours replaces that sample and its traps. containerd on Windows loads only
 // the first network config by file name (see PickConfFile).
 const DefaultFileName = "0-containerd-nat.conf"
-
-// DefaultConfPath is where cni-config writes unless told otherwise.
-const DefaultConfPath = DefaultConfDir + `\` + DefaultFileName
-
-// ContainerdDirs returns containerd's CNI conf and bin dirs for the value of
-// %ProgramFiles%, which containerd builds them from; "" gives the defaults.
-func ContainerdDirs(programFiles string) (confDir, binDir string) {
-	programFiles = strings.TrimRight(programFiles, `\/`)
-	if programFiles == "" {
-		return DefaultConfDir, DefaultBinDir
-	}
-	base := programFiles + `\containerd\cni\`
-	return base + "conf", base + "bin"
-}
 
 // NATInterfaceName is the host adapter Windows creates for the HNS network
 // named "nat". The nat plugin reuses an existing network of that name with

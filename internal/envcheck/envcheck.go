@@ -1,17 +1,16 @@
 // Package envcheck refuses to start edgecore next to a standalone kubelet or
 // kube-proxy: the kubelet would manage the same containers and fight over the
 // node, and kube-proxy would program the host network behind edgecore's back.
+// The processes come from windows/proc, the one process lister, at start-up
+// and in preflight alike.
 package envcheck
 
 import (
 	"fmt"
 	"strings"
-)
 
-// Process is what the check needs of a running process.
-type Process interface {
-	Name() (string, error)
-}
+	"github.com/kubeedge-windows/edgecore/windows/proc"
+)
 
 // conflicting lists the programs that must not run beside edgecore. Windows
 // reports image names with their extension, so "kubelet" alone never matches
@@ -23,28 +22,36 @@ func conflicting(goos string) []string {
 	return []string{"kubelet", "kube-proxy"}
 }
 
-// CheckProcesses returns an error naming the first conflicting process.
-// Processes whose name cannot be read, or is empty (System Idle Process,
-// protected services and short-lived processes on Windows), are skipped: the
-// check is about named programs and must not abort start-up over them.
-func CheckProcesses(goos string, procs []Process) error {
-	for _, p := range procs {
-		name, err := p.Name()
-		if err != nil || name == "" {
-			continue
-		}
-		if Conflicts(goos, name) {
-			return fmt.Errorf("%s is running on this host and would fight edgecore, which embeds its own kubelet: "+
-				"stop and disable it first, or pass --skip-environment-check if you are sure", name)
-		}
+// CheckProcesses returns an error naming the first conflicting process of
+// procs, as proc.List gives them.
+func CheckProcesses(goos string, procs []proc.Process) error {
+	found := Conflicting(goos, procs)
+	if len(found) == 0 {
+		return nil
 	}
-	return nil
+	p := found[0]
+	return fmt.Errorf("%s (PID %d) is running on this host and would fight edgecore, which embeds its own kubelet: "+
+		"stop and disable it first, or pass --skip-environment-check if you are sure", p.Name, p.PID)
 }
 
-// Conflicts reports whether a process called name must not run beside
+// Conflicting returns the processes of procs that must not run beside
+// edgecore on goos, in list order. Processes without a name (System Idle
+// Process, protected services and short-lived processes on Windows) are
+// skipped: the check is about named programs.
+func Conflicting(goos string, procs []proc.Process) []proc.Process {
+	var found []proc.Process
+	for _, p := range procs {
+		if p.Name != "" && conflicts(goos, p.Name) {
+			found = append(found, p)
+		}
+	}
+	return found
+}
+
+// conflicts reports whether a process called name must not run beside
 // edgecore on goos. Names compare the way the OS compares them: Windows
 // file names are case-insensitive.
-func Conflicts(goos, name string) bool {
+func conflicts(goos, name string) bool {
 	for _, c := range conflicting(goos) {
 		if goos == "windows" && strings.EqualFold(name, c) || name == c {
 			return true

@@ -15,6 +15,7 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -53,7 +54,7 @@ func notExist(op, path string) error { return &fs.PathError{Op: op, Path: path, 
 func (f *fakeFS) mkdirAll(path string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, a := range ancestors(f.goos, path) {
+	for _, a := range ospath.Ancestors(f.goos, path) {
 		if _, ok := f.nodes[a]; !ok {
 			f.nodes[a] = &fakeNode{dir: true}
 		}
@@ -61,14 +62,14 @@ func (f *fakeFS) mkdirAll(path string) {
 }
 
 func (f *fakeFS) write(path, data string) {
-	f.mkdirAll(config.Dir(f.goos, path))
+	f.mkdirAll(ospath.Dir(f.goos, path))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nodes[path] = &fakeNode{data: []byte(data)}
 }
 
 func (f *fakeFS) appendTo(path, data string) {
-	f.mkdirAll(config.Dir(f.goos, path))
+	f.mkdirAll(ospath.Dir(f.goos, path))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n, ok := f.nodes[path]
@@ -132,8 +133,8 @@ func (i fakeInfo) IsDir() bool        { return i.n.dir && !i.n.link }
 func (i fakeInfo) Sys() interface{}   { return nil }
 
 func (f *fakeFS) base(p string) string {
-	d := config.Dir(f.goos, p)
-	return strings.TrimPrefix(strings.TrimPrefix(p, d), separator(f.goos))
+	d := ospath.Dir(f.goos, p)
+	return strings.TrimPrefix(strings.TrimPrefix(p, d), ospath.Separator(f.goos))
 }
 
 func (f *fakeFS) Lstat(path string) (fs.FileInfo, error) {
@@ -155,7 +156,7 @@ func (f *fakeFS) Mkdir(path string) error {
 	if _, ok := f.nodes[path]; ok {
 		return &fs.PathError{Op: "mkdir", Path: path, Err: fs.ErrExist}
 	}
-	if p, ok := f.nodes[config.Dir(f.goos, path)]; !ok || !p.dir {
+	if p, ok := f.nodes[ospath.Dir(f.goos, path)]; !ok || !p.dir {
 		return notExist("mkdir", path)
 	}
 	f.nodes[path] = &fakeNode{dir: true}
@@ -166,7 +167,7 @@ func (f *fakeFS) Mkdir(path string) error {
 func (f *fakeFS) children(path string) []string {
 	var out []string
 	for p := range f.nodes {
-		if p != path && config.Dir(f.goos, p) == path {
+		if p != path && ospath.Dir(f.goos, p) == path {
 			out = append(out, p)
 		}
 	}
@@ -401,7 +402,7 @@ func (w *world) system() System {
 			if w.fs.has(path) {
 				return fmt.Errorf("%s already exists: pass --force to replace it", path)
 			}
-			if !w.fs.has(config.Dir(config.Windows, path)) {
+			if !w.fs.has(ospath.Dir(config.Windows, path)) {
 				return notExist("open", path)
 			}
 			w.fs.write(path, string(data))

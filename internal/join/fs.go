@@ -5,14 +5,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 
-	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
 
 // FS is the file system as join and reset use it. Paths are written for
-// the target OS; OSFS passes them to package os, the tests' fake keeps a
-// map of Windows paths.
+// the target OS, and compared and taken apart with package ospath, which
+// knows that OS's rules wherever the tests run; OSFS passes them to package
+// os, the tests' fake keeps a map of Windows paths.
 type FS interface {
 	// Lstat describes path without following a final symbolic link; an
 	// error wrapping fs.ErrNotExist means there is nothing there.
@@ -99,7 +99,7 @@ func RemoveTree(fsys FS, goos, root string) error {
 			return err
 		}
 		for _, e := range entries {
-			if err := RemoveTree(fsys, goos, joinPath(goos, root, e.Name())); err != nil {
+			if err := RemoveTree(fsys, goos, ospath.Join(goos, root, e.Name())); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -144,69 +144,4 @@ func removeFile(fsys FS, path string) (bool, error) {
 		return false, nil
 	}
 	return false, err
-}
-
-// separator is the path separator of goos.
-func separator(goos string) string {
-	if goos == config.Windows {
-		return `\`
-	}
-	return "/"
-}
-
-// joinPath appends name to dir with goos' separator.
-func joinPath(goos, dir, name string) string {
-	sep := separator(goos)
-	if strings.HasSuffix(dir, sep) {
-		return dir + name
-	}
-	return dir + sep + name
-}
-
-// samePath compares paths as goos does: Windows file names are not case
-// sensitive.
-func samePath(goos, a, b string) bool {
-	if goos == config.Windows {
-		return strings.EqualFold(a, b)
-	}
-	return a == b
-}
-
-// within reports whether p is dir or below it.
-func within(goos, dir, p string) bool {
-	if samePath(goos, dir, p) {
-		return true
-	}
-	sep := separator(goos)
-	prefix := strings.TrimSuffix(dir, sep) + sep
-	if len(p) <= len(prefix) {
-		return false
-	}
-	return samePath(goos, p[:len(prefix)], prefix)
-}
-
-// isAbs reports whether p is absolute for goos: a drive-letter or UNC path
-// on Windows, a path from / elsewhere.
-func isAbs(goos, p string) bool {
-	if goos != config.Windows {
-		return strings.HasPrefix(p, "/")
-	}
-	if len(p) >= 3 && p[1] == ':' && p[2] == '\\' {
-		c := p[0] | 0x20
-		return c >= 'a' && c <= 'z'
-	}
-	return strings.HasPrefix(p, `\\`) && len(strings.FieldsFunc(p[2:], func(r rune) bool { return r == '\\' })) >= 2
-}
-
-// ancestors returns the directories from p up to its root, p first.
-func ancestors(goos, p string) []string {
-	var out []string
-	for {
-		out = append(out, p)
-		parent := config.Dir(goos, p)
-		if parent == p || parent == "." {
-			return out
-		}
-		p = parent
-	}
 }

@@ -1,7 +1,9 @@
 package join
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -129,32 +131,80 @@ func TestTailReadsFromTheOffsetAndRestartsAfterRotation(t *testing.T) {
 	}
 }
 
-func TestWindowsPathRules(t *testing.T) {
-	w := config.Windows
-	for _, tc := range []struct {
-		dir, p string
-		in     bool
-	}{
-		{`C:\etc\kubeedge`, `C:\etc\kubeedge\config\edgecore.yaml`, true},
-		{`C:\etc\kubeedge`, `c:\ETC\KubeEdge\certs\server.key`, true},
-		{`C:\etc\kubeedge`, `C:\etc\kubeedge`, true},
-		{`C:\etc\kubeedge`, `C:\etc\kubeedge-old\edgecore.yaml`, false},
-		{`C:\etc\kubeedge`, `D:\etc\kubeedge\x`, false},
-		{`C:\`, `C:\var`, true},
+// A --config written with forward slashes names the same file as the
+// backslashed default: join accepts it, as `service install` and `config`
+// do, and writes and runs the service with it in canonical form.
+func TestJoinAcceptsAConfigPathWithForwardSlashes(t *testing.T) {
+	w := newWorld(t)
+	w.edgecoreIssues(true)
+	o := w.options()
+	o.ConfigFile = `C:/etc/kubeedge/config/edgecore.yaml`
+	var out strings.Builder
+	if err := Run(context.Background(), &out, o, w.system()); err != nil {
+		t.Fatalf("join refused --config %s: %v\n%s", o.ConfigFile, err, out.String())
+	}
+	if !w.fs.has(cfgFile) || !strings.Contains(w.fs.content(cfgFile), "hostnameOverride: line3-pc") {
+		t.Errorf("no configuration written at %s; files: %v", cfgFile, w.fs.paths())
+	}
+	mustContain(t, "output", out.String(), `wrote C:\etc\kubeedge\config\edgecore.yaml`,
+		`installed service "edgecore": "C:\Program Files\edgecore\edgecore.exe" --config C:\etc\kubeedge\config\edgecore.yaml`)
+	if svc := w.services.installed["edgecore"]; !reflect.DeepEqual(svc.Args, []string{"--config", cfgFile}) {
+		t.Errorf("service runs with %q, want --config %s", svc.Args, cfgFile)
+	}
+	for _, p := range w.fs.paths() {
+		if strings.Contains(p, "/") {
+			t.Errorf("created %s with a forward slash", p)
+		}
+	}
+}
+
+// Lower-case drive letters and "." are spellings of the protected
+// directory too; ".." out of it is not.
+func TestJoinJudgesTheConfigPathAsWindowsDoes(t *testing.T) {
+	w := newWorld(t)
+	for _, tc := range []struct{ path, wantErr string }{
+		{`c:\etc\kubeedge\.\config\edgecore.yaml`, ""},
+		{`C:\etc\kubeedge\..\edgecore.yaml`, `--config: Invalid value: "C:\\etc\\kubeedge\\..\\edgecore.yaml": keep the configuration under C:\etc\kubeedge`},
+		{`C:\etc\kubeedge-old\edgecore.yaml`, "keep the configuration under C:\\etc\\kubeedge"},
+		{`C:/etc/kubeedge/`, "keep the configuration under C:\\etc\\kubeedge"},
+		{`/etc/kubeedge/config/edgecore.yaml`, `--config: Invalid value: "/etc/kubeedge/config/edgecore.yaml": give an absolute path`},
+		{`C:etc\kubeedge\config\edgecore.yaml`, "give an absolute path"},
+		{``, `--config: Required value: give the configuration file to write, for example C:\etc\kubeedge\config\edgecore.yaml`},
 	} {
-		if got := within(w, tc.dir, tc.p); got != tc.in {
-			t.Errorf("within(%s, %s) = %v", tc.dir, tc.p, got)
+		o := w.options()
+		o.ConfigFile = tc.path
+		j, err := New(o, w.system())
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("--config %s refused: %v", tc.path, err)
+		case tc.wantErr == "" && j.o.ConfigFile != cfgFile:
+			t.Errorf("--config %s is written at %s, want %s", tc.path, j.o.ConfigFile, cfgFile)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("--config %q: error %v, want one containing %q", tc.path, err, tc.wantErr)
 		}
 	}
-	for p, abs := range map[string]bool{`C:\etc\x.yaml`: true, `d:\x`: true, `\\server\share\x`: true, `edgecore.yaml`: false, `C:edgecore.yaml`: false, `\etc\x`: false, `\\server`: false} {
-		if isAbs(w, p) != abs {
-			t.Errorf("isAbs(%s) = %v", p, !abs)
-		}
+}
+
+// On a Windows installed on D:, the protected directory and the
+// suggested configuration file are on D:.
+func TestJoinTakesTheKubeEdgeDirectoryFromTheHost(t *testing.T) {
+	w := newWorld(t)
+	w.host.SystemDrive = "D:"
+	o := w.options()
+	_, err := New(o, w.system())
+	mustContain(t, "error", fmt.Sprint(err), `keep the configuration under D:\etc\kubeedge`)
+	o.ConfigFile = ""
+	_, err = New(o, w.system())
+	mustContain(t, "error", fmt.Sprint(err), `for example D:\etc\kubeedge\config\edgecore.yaml`)
+	o.ConfigFile = `D:\etc\kubeedge\config\edgecore.yaml`
+	j, err := New(o, w.system())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := ancestors(w, `C:\var\lib\kubeedge`); !reflect.DeepEqual(got, []string{`C:\var\lib\kubeedge`, `C:\var\lib`, `C:\var`, `C:\`}) {
-		t.Errorf("ancestors %v", got)
+	if got := j.Plan().Steps[5].Description; !strings.Contains(got, `D:\etc\kubeedge`) {
+		t.Errorf("restrict access step: %s", got)
 	}
-	if got := joinPath(w, `C:\`, "var"); got != `C:\var` {
-		t.Errorf("joinPath %s", got)
+	if hub := j.cfg.Modules.EdgeHub; hub.TLSCertFile != `D:\etc\kubeedge\certs\server.crt` {
+		t.Errorf("node certificate at %s", hub.TLSCertFile)
 	}
 }

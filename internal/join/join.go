@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"strings"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -68,14 +67,9 @@ const (
 		"or remove only the service with `edgecore.exe service uninstall`; then run join again"
 )
 
-// KubeEdgeDir holds the configuration, the node's key and certificates.
+// kubeEdgeDir holds the configuration, the node's key and certificates.
 // Join restricts it to SYSTEM and Administrators.
-func KubeEdgeDir(goos string) string {
-	if goos == config.Windows {
-		return `C:\etc\kubeedge`
-	}
-	return "/etc/kubeedge"
-}
+func (j *Join) kubeEdgeDir() string { return config.NewLayout(j.o.Host).KubeEdgeDir }
 
 // Join is a join whose inputs have been checked, ready to print or run.
 type Join struct {
@@ -88,6 +82,9 @@ type Join struct {
 	svc      service.Config
 	hubAddr  string
 	certAddr string
+	// hubTCP is false for a QUIC hub: it answers on UDP only, so a TCP
+	// reach check would refuse every QUIC cloud; the hub wait proves it.
+	hubTCP bool
 
 	// What the steps did, for their undo.
 	created     []string
@@ -145,15 +142,21 @@ func (j *Join) prepare() error {
 	if o.Timeout <= 0 {
 		errs = append(errs, field.Invalid(flag(flagTimeout), o.Timeout.String(), "give how long to wait for the certificates and the hub connection, for example 5m"))
 	}
-	kubeedge := KubeEdgeDir(j.goos)
+	kubeedge := j.kubeEdgeDir()
 	switch {
 	case o.ConfigFile == "":
-		errs = append(errs, field.Required(flag(flagConfig), "give the configuration file to write, for example "+config.DefaultConfigFile(j.goos)))
-	case !isAbs(j.goos, o.ConfigFile):
+		errs = append(errs, field.Required(flag(flagConfig), "give the configuration file to write, for example "+config.NewLayout(o.Host).ConfigFile))
+	case !ospath.IsAbs(j.goos, o.ConfigFile):
 		errs = append(errs, field.Invalid(flag(flagConfig), o.ConfigFile, "give an absolute path: the service does not start in this directory"))
-	case !within(j.goos, kubeedge, o.ConfigFile) || samePath(j.goos, kubeedge, o.ConfigFile):
+	case !ospath.Within(j.goos, kubeedge, o.ConfigFile) || ospath.Same(j.goos, kubeedge, o.ConfigFile):
 		errs = append(errs, field.Invalid(flag(flagConfig), o.ConfigFile,
 			"keep the configuration under "+kubeedge+", which join restricts to SYSTEM and Administrators: it holds the join token until the certificates are issued"))
+	default:
+		// Written, and passed to the service, in canonical form, as
+		// `service install` does (filepath.Abs): C:/etc/kubeedge/x and
+		// C:\etc\kubeedge\x are the same file, named one way throughout.
+		o.ConfigFile = ospath.Clean(j.goos, o.ConfigFile)
+		j.o.ConfigFile = o.ConfigFile
 	}
 	settings, setErrs := ParseSettings(o.Set)
 	errs = append(errs, setErrs...)
@@ -190,7 +193,7 @@ func (j *Join) prepare() error {
 		{"modules.edgeHub.tlsCertFile", hub.TLSCertFile},
 		{"modules.edgeHub.tlsPrivateKeyFile", hub.TLSPrivateKeyFile},
 	} {
-		if !within(j.goos, kubeedge, f.path) {
+		if !ospath.Within(j.goos, kubeedge, f.path) {
 			errs = append(errs, field.Invalid(flag(flagSet+" "+f.name), f.path,
 				"keep the node's key and certificates under "+kubeedge+", which join restricts to SYSTEM and Administrators"))
 		}
@@ -198,9 +201,12 @@ func (j *Join) prepare() error {
 	if len(errs) > 0 {
 		return &config.InvalidError{What: "configuration with the --set values", Errs: errs}
 	}
-	if j.hubAddr, j.certAddr, err = cloudAddresses(hub); err != nil {
+	cloud, err := config.CloudEndpoints(c)
+	if err != nil {
 		return err
 	}
+	j.hubAddr, j.certAddr = cloud.Hub.Address, cloud.Certificates.Address
+	j.hubTCP = cloud.Hub.Transport == config.TransportTCP
 	body, err := yaml.Marshal(c)
 	if err != nil {
 		return err
@@ -212,42 +218,24 @@ func (j *Join) prepare() error {
 	return nil
 }
 
-// cloudAddresses are the host:port pairs edgehub will use: the hub of the
-// enabled protocol and the certificate server.
-func cloudAddresses(hub *v1alpha2.EdgeHub) (string, string, error) {
-	hubAddr := hub.WebSocket.Server
-	if hub.Quic != nil && hub.Quic.Enable {
-		hubAddr = hub.Quic.Server
-	}
-	u, err := url.Parse(hub.HTTPServer)
-	if err != nil || u.Host == "" {
-		return "", "", fmt.Errorf("modules.edgeHub.httpServer %q: expected https://HOST:PORT", hub.HTTPServer)
-	}
-	certAddr := u.Host
-	if u.Port() == "" {
-		certAddr = net.JoinHostPort(u.Hostname(), "443")
-	}
-	return hubAddr, certAddr, nil
-}
-
 // directories are those the node needs: the ones the configuration names,
 // the configuration's own, the log's and the protected kubeedge directory.
 func (j *Join) directories() []string {
 	var dirs []string
 	add := func(d string) {
 		for _, have := range dirs {
-			if samePath(j.goos, have, d) {
+			if ospath.Same(j.goos, have, d) {
 				return
 			}
 		}
 		dirs = append(dirs, d)
 	}
-	add(KubeEdgeDir(j.goos))
-	add(config.Dir(j.goos, j.o.ConfigFile))
+	add(j.kubeEdgeDir())
+	add(ospath.Dir(j.goos, j.o.ConfigFile))
 	for _, d := range config.Directories(j.cfg, j.goos) {
 		add(d.Path)
 	}
-	add(config.Dir(j.goos, j.o.LogFile))
+	add(ospath.Dir(j.goos, j.o.LogFile))
 	return dirs
 }
 
@@ -287,7 +275,7 @@ func (j *Join) Plan() Plan {
 		},
 		{
 			Name:        stepACL,
-			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in it", KubeEdgeDir(j.goos)),
+			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in it", j.kubeEdgeDir()),
 			Do:          j.restrict,
 			// No undo: the directory holds only kubeedge's files, so a
 			// tighter ACL is harmless, and if join created it, undoing
@@ -314,7 +302,11 @@ func (j *Join) validate(_ context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "%s: written as %s (given as %s)\n", r.Field, r.To, r.From)
 	}
 	var errs []error
-	for _, a := range []struct{ what, addr string }{{"hub", j.hubAddr}, {"certificate", j.certAddr}} {
+	checks := []struct{ what, addr string }{{"certificate", j.certAddr}}
+	if j.hubTCP {
+		checks = append([]struct{ what, addr string }{{"hub", j.hubAddr}}, checks...)
+	}
+	for _, a := range checks {
 		if err := j.sys.Reach(a.addr); err != nil {
 			errs = append(errs, fmt.Errorf("cloudcore does not answer on its %s port %s: %v", a.what, a.addr, err))
 		}
@@ -323,6 +315,10 @@ func (j *Join) validate(_ context.Context, out io.Writer) error {
 		return WithFix(errors.Join(errs...),
 			"check that cloudcore runs (`kubectl -n kubeedge get pods` on the cloud side), that --cloudcore-ipport and --certport name its address and ports, "+
 				"and that the ports are open in the firewalls of both hosts")
+	}
+	if !j.hubTCP {
+		fmt.Fprintf(out, "cloudcore answers at %s; its QUIC hub %s (UDP) is checked when the node connects\n", j.certAddr, j.hubAddr)
+		return nil
 	}
 	fmt.Fprintf(out, "cloudcore answers at %s and %s\n", j.hubAddr, j.certAddr)
 	return nil
@@ -382,7 +378,7 @@ func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 func (j *Join) createDirs(_ context.Context, out io.Writer) error {
 	for _, d := range j.directories() {
 		var missing []string
-		for _, a := range ancestors(j.goos, d) {
+		for _, a := range ospath.Ancestors(j.goos, d) {
 			ok, err := exists(j.sys.FS, a)
 			if err != nil {
 				return err
@@ -412,18 +408,18 @@ func (j *Join) createDirs(_ context.Context, out io.Writer) error {
 // this attempt, which explains the failure; `edgecore.exe reset` removes
 // it.
 func (j *Join) removeDirs(out io.Writer) error {
-	logDir := config.Dir(j.goos, j.o.LogFile)
+	logDir := ospath.Dir(j.goos, j.o.LogFile)
 	var errs []error
 	for i := len(j.created) - 1; i >= 0; i-- {
 		d := j.created[i]
-		if within(j.goos, d, logDir) {
+		if ospath.Within(j.goos, d, logDir) {
 			removed, err := removeIfEmpty(j.sys.FS, d)
 			switch {
 			case err != nil:
 				errs = append(errs, err)
 			case removed:
 				fmt.Fprintf(out, "removed %s\n", d)
-			case samePath(j.goos, d, logDir):
+			case ospath.Same(j.goos, d, logDir):
 				fmt.Fprintf(out, "kept %s: it holds edgecore's log of this attempt\n", d)
 			}
 			continue
@@ -467,7 +463,7 @@ func (j *Join) removeConfig(out io.Writer) error {
 }
 
 func (j *Join) restrict(_ context.Context, out io.Writer) error {
-	dir := KubeEdgeDir(j.goos)
+	dir := j.kubeEdgeDir()
 	if err := j.sys.RestrictAccess(dir); err != nil {
 		return WithFix(err, "make sure "+dir+" is on an NTFS volume and not a link, and that join runs elevated")
 	}

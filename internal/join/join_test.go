@@ -543,3 +543,25 @@ func TestJoinFailsWhenTheTokenStaysOnDisk(t *testing.T) {
 	}
 	noSecretOnDisk(t, w)
 }
+
+// cloudcore's QUIC hub answers on UDP only: join must not refuse a QUIC
+// cloud because a TCP dial of that port finds nobody.
+func TestJoinQUICChecksOnlyTheCertificatePortOverTCP(t *testing.T) {
+	w := newWorld(t)
+	w.reach["192.168.50.10:10001"] = errors.New("connection refused")
+	o := w.options()
+	o.CloudCoreIPPort = "192.168.50.10:10001"
+	o.HubProtocol = "quic"
+	j, err := New(o, w.system())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := j.validate(context.Background(), &out); err != nil {
+		t.Fatalf("a QUIC join was refused: %v", err)
+	}
+	if !reflect.DeepEqual(w.reached, []string{"192.168.50.10:10002"}) {
+		t.Errorf("checked cloudcore over TCP at %v, want only the certificate port", w.reached)
+	}
+	mustContain(t, "output", out.String(), "QUIC hub 192.168.50.10:10001 (UDP) is checked when the node connects")
+}

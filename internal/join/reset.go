@@ -11,6 +11,7 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -142,23 +143,23 @@ func (r *reset) emptyDirs() []string {
 	var dirs []string
 	add := func(d string) {
 		for _, have := range dirs {
-			if samePath(r.goos, have, d) {
+			if ospath.Same(r.goos, have, d) {
 				return
 			}
 		}
 		dirs = append(dirs, d)
 	}
-	add(config.Dir(r.goos, r.o.ConfigFile))
+	add(ospath.Dir(r.goos, r.o.ConfigFile))
 	for _, f := range r.certFiles() {
-		add(config.Dir(r.goos, f))
+		add(ospath.Dir(r.goos, f))
 	}
 	if !r.o.KeepData {
-		add(config.Dir(r.goos, r.cfg.DataBase.DataSource))
+		add(ospath.Dir(r.goos, r.cfg.DataBase.DataSource))
 	}
 	if k := r.cfg.Modules.Edged.TailoredKubeletConfig; k != nil && k.StaticPodPath != "" {
 		add(k.StaticPodPath)
 	}
-	add(KubeEdgeDir(r.goos))
+	add(config.NewLayout(r.o.Host).KubeEdgeDir)
 	// Deeper paths first, so that a parent is tried after its children.
 	for i := 1; i < len(dirs); i++ {
 		for k := i; k > 0 && len(dirs[k]) > len(dirs[k-1]); k-- {
@@ -171,7 +172,7 @@ func (r *reset) emptyDirs() []string {
 const fixResetAgain = "then run reset again; it skips what is already gone"
 
 func (r *reset) plan() Plan {
-	logDir := config.Dir(r.goos, r.o.LogFile)
+	logDir := ospath.Dir(r.goos, r.o.LogFile)
 	steps := []Step{
 		{
 			Name:        stepElevated,

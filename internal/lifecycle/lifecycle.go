@@ -74,3 +74,20 @@ func ServiceContext(parent context.Context) (context.Context, func(reason string
 	ctx, cancel := context.WithCancelCause(parent)
 	return ctx, func(reason string) { cancel(fmt.Errorf("%w: %s", ErrStopRequested, reason)) }
 }
+
+// NodeContext is the one context the node runs under, and the function
+// that ends it with a reason: as a service (asService) the ServiceContext,
+// whose end the service handler calls for Stop and Shutdown; in a console
+// the ConsoleContext over src. release frees the signal subscription.
+func NodeContext(parent context.Context, asService bool, goos string, src Signals) (ctx context.Context, stop func(reason string), release func()) {
+	if asService {
+		svcCtx, end := ServiceContext(parent)
+		return svcCtx, end, func() { end("released") }
+	}
+	base, cancel := context.WithCancelCause(parent)
+	console, unsubscribe := ConsoleContext(base, goos, src)
+	return console, func(reason string) { cancel(fmt.Errorf("%w: %s", ErrStopRequested, reason)) }, func() {
+		unsubscribe()
+		cancel(context.Canceled)
+	}
+}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"gopkg.in/natefinch/lumberjack.v2"
+
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
 
 // Flag names, used in the validation errors so that each names the flag to
@@ -40,6 +42,10 @@ type Options struct {
 	MaxAgeDays int
 	// Compress gzips rotated files.
 	Compress bool
+
+	// defaultFile is the host's default log file, given to DefaultOptions:
+	// the example a refused --log-file is told about.
+	defaultFile string
 }
 
 // Limits that keep lumberjack's arithmetic (megabytes and days converted
@@ -53,22 +59,16 @@ const (
 	defaultAge    = 30
 )
 
-// DefaultFile is where edgecore logs on goos when --log-file is not given.
-func DefaultFile(goos string) string {
-	if goos == "windows" {
-		return `C:\var\log\kubeedge\edgecore.log`
-	}
-	return "/var/log/kubeedge/edgecore.log"
-}
-
-// DefaultOptions keep at most 600 MB of logs: the current file of up to
-// 100 MB and five rotated ones, each removed after 30 days.
-func DefaultOptions(goos string) Options {
+// DefaultOptions keep at most 600 MB of logs in file, the host's default
+// log file (config.Layout.LogFile): the current file of up to 100 MB and
+// five rotated ones, each removed after 30 days.
+func DefaultOptions(file string) Options {
 	return Options{
-		File:       DefaultFile(goos),
-		MaxSizeMB:  defaultSizeMB,
-		MaxBackups: defaultKeep,
-		MaxAgeDays: defaultAge,
+		File:        file,
+		MaxSizeMB:   defaultSizeMB,
+		MaxBackups:  defaultKeep,
+		MaxAgeDays:  defaultAge,
+		defaultFile: file,
 	}
 }
 
@@ -86,7 +86,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // Validate checks the options for goos and names the flag to fix.
 func (o Options) Validate(goos string) error {
-	if err := checkPath(o.File, goos); err != nil {
+	if err := checkPath(o.File, o.defaultFile, goos); err != nil {
 		return err
 	}
 	if o.MaxSizeMB < 1 || o.MaxSizeMB > maxSizeMB {
@@ -104,39 +104,24 @@ func (o Options) Validate(goos string) error {
 }
 
 // checkPath requires an absolute file path: a service starts in
-// C:\Windows\System32, where a relative path would put the log.
-func checkPath(p, goos string) error {
-	example := DefaultFile(goos)
+// C:\Windows\System32, where a relative path would put the log. example,
+// when known, is the path the errors suggest.
+func checkPath(p, example, goos string) error {
+	such := ""
+	if example != "" {
+		such = " such as " + example
+	}
 	switch {
 	case strings.TrimSpace(p) == "":
-		return fmt.Errorf("--%s is empty; give a file such as %s", FlagFile, example)
+		return fmt.Errorf("--%s is empty; give a file%s", FlagFile, such)
 	case strings.IndexByte(p, 0) >= 0:
 		return fmt.Errorf("--%s %q contains a NUL character", FlagFile, p)
-	case !isAbs(p, goos):
-		return fmt.Errorf("--%s %q is not an absolute path; give a full path such as %s", FlagFile, p, example)
-	case strings.HasSuffix(p, "/") || (goos == "windows" && strings.HasSuffix(p, `\`)):
-		return fmt.Errorf("--%s %q names a directory; give a file such as %s", FlagFile, p, example)
+	case !ospath.IsAbs(goos, p):
+		return fmt.Errorf("--%s %q is not an absolute path; give a full path%s", FlagFile, p, such)
+	case ospath.IsSeparator(goos, p[len(p)-1]):
+		return fmt.Errorf("--%s %q names a directory; give a file%s", FlagFile, p, such)
 	}
 	return nil
-}
-
-// isAbs answers for goos rather than for the build host: a drive-letter or
-// UNC path on Windows, a path from / elsewhere.
-func isAbs(p, goos string) bool {
-	if goos != "windows" {
-		return strings.HasPrefix(p, "/")
-	}
-	sep := func(c byte) bool { return c == '\\' || c == '/' }
-	if len(p) >= 3 && p[1] == ':' && sep(p[2]) {
-		c := p[0] | 0x20
-		return c >= 'a' && c <= 'z'
-	}
-	if len(p) >= 5 && sep(p[0]) && sep(p[1]) {
-		// \\server\share: both parts non-empty.
-		parts := strings.FieldsFunc(p[2:], func(r rune) bool { return r == '\\' || r == '/' })
-		return len(parts) >= 2
-	}
-	return false
 }
 
 // Open returns a writer to the log file, rotated by size. It creates the

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -12,22 +11,20 @@ import (
 	"github.com/spf13/pflag"
 )
 
-func TestDefaultFile(t *testing.T) {
-	if got := DefaultFile("windows"); got != `C:\var\log\kubeedge\edgecore.log` {
-		t.Errorf("Windows default = %s", got)
-	}
-	if got := DefaultFile("linux"); got != "/var/log/kubeedge/edgecore.log" {
-		t.Errorf("Linux default = %s", got)
-	}
+// defaultFile is the default log file of each OS as config.Layout has it;
+// the options take it from there.
+var defaultFile = map[string]string{
+	"windows": `C:\var\log\kubeedge\edgecore.log`,
+	"linux":   "/var/log/kubeedge/edgecore.log",
 }
 
 func TestDefaultOptionsAreValidAndBounded(t *testing.T) {
 	for _, goos := range []string{"windows", "linux"} {
-		o := DefaultOptions(goos)
+		o := DefaultOptions(defaultFile[goos])
 		if err := o.Validate(goos); err != nil {
 			t.Errorf("%s defaults do not validate: %v", goos, err)
 		}
-		if o.File != DefaultFile(goos) {
+		if o.File != defaultFile[goos] {
 			t.Errorf("%s default file = %s", goos, o.File)
 		}
 		// A bounded number of bounded files.
@@ -57,15 +54,26 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"linux", func(o *Options) { o.File = `C:\var\log\edgecore.log` }, "not an absolute path"},
 		{"linux", func(o *Options) { o.File = "/var/log/" }, "names a directory"},
 	} {
-		o := DefaultOptions(tc.goos)
+		o := DefaultOptions(defaultFile[tc.goos])
 		tc.change(&o)
 		err := o.Validate(tc.goos)
 		if err == nil || !strings.Contains(err.Error(), tc.wantInErr) {
 			t.Errorf("%s %+v: Validate() = %v, want an error containing %q", tc.goos, o, err, tc.wantInErr)
 		}
 	}
+	// The example is the host's default, whatever drive it is on; options
+	// built without one still name the flag and the rule.
+	o := DefaultOptions(`D:\var\log\kubeedge\edgecore.log`)
+	o.File = `logs\edgecore.log`
+	if err := o.Validate("windows"); err == nil || !strings.Contains(err.Error(), `give a full path such as D:\var\log\kubeedge\edgecore.log`) {
+		t.Errorf("Validate() = %v, want the host's default as the example", err)
+	}
+	o = Options{File: `logs\edgecore.log`, MaxSizeMB: 1, MaxBackups: 1}
+	if err := o.Validate("windows"); err == nil || err.Error() != `--log-file "logs\\edgecore.log" is not an absolute path; give a full path` {
+		t.Errorf("Validate() without a default = %v", err)
+	}
 	for _, ok := range []string{`D:\logs\edgecore.log`, `c:/logs/edgecore.log`, `\\fileserver\logs\edgecore.log`} {
-		o := DefaultOptions("windows")
+		o := DefaultOptions(defaultFile["windows"])
 		o.File = ok
 		if err := o.Validate("windows"); err != nil {
 			t.Errorf("%s: %v", ok, err)
@@ -74,7 +82,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 }
 
 func TestFlags(t *testing.T) {
-	o := DefaultOptions("windows")
+	o := DefaultOptions(defaultFile["windows"])
 	fs := pflag.NewFlagSet("edgecore", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if fs.Changed(FlagFile) {
@@ -84,7 +92,8 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Options{File: `D:\logs\edge core.log`, MaxSizeMB: 10, MaxBackups: 3, MaxAgeDays: 7, Compress: true}
+	want := DefaultOptions(defaultFile["windows"])
+	want.File, want.MaxSizeMB, want.MaxBackups, want.MaxAgeDays, want.Compress = `D:\logs\edge core.log`, 10, 3, 7, true
 	if o != want {
 		t.Errorf("parsed %+v, want %+v", o, want)
 	}
@@ -92,13 +101,13 @@ func TestFlags(t *testing.T) {
 		t.Error("--log-file not reported as given")
 	}
 
-	o = DefaultOptions("linux")
+	o = DefaultOptions(defaultFile["linux"])
 	fs = pflag.NewFlagSet("edgecore", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if o != DefaultOptions("linux") {
+	if o != DefaultOptions(defaultFile["linux"]) {
 		t.Errorf("without flags the options changed to %+v", o)
 	}
 }
@@ -135,8 +144,7 @@ func TestOpenCreatesTheDirectoryAndAppends(t *testing.T) {
 	if err := os.WriteFile(path, []byte("earlier run\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := DefaultOptions(runtime.GOOS)
-	o.File = path
+	o := DefaultOptions(path)
 	w, err := Open(o)
 	if err != nil {
 		t.Fatal(err)
@@ -174,8 +182,7 @@ func TestOpenNamesTheFlagWhenItCannotWrite(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := DefaultOptions(runtime.GOOS)
-	o.File = filepath.Join(blocker, "edgecore.log")
+	o := DefaultOptions(filepath.Join(blocker, "edgecore.log"))
 	_, err := Open(o)
 	if err == nil || !strings.Contains(err.Error(), "--log-file "+o.File) || !strings.Contains(err.Error(), "cannot create the directory") {
 		t.Errorf("Open = %v, want an error naming --log-file and the directory", err)

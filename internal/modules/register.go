@@ -21,6 +21,7 @@ import (
 // while it registers itself, and InitDBConfig creates them.
 func Register(c *v1alpha2.EdgeCoreConfig) {
 	node := c.Modules.Edged.HostnameOverride
+	installDMIListener()
 	devicetwin.Register(c.Modules.DeviceTwin, node)
 	edged.Register(c.Modules.Edged)
 	edgehub.Register(c.Modules.EdgeHub, node)

@@ -16,8 +16,9 @@ import (
 
 // Main runs the node in the console or, when the Service Control Manager
 // started the process, as the edgecore service. Either way the node runs
-// under one context: ConsoleContext in a console, ServiceContext as a
-// service; nothing else stops it.
+// under the one context of lifecycle.NodeContext: Ctrl+C ends it in a
+// console, the service manager's Stop or Shutdown as a service; nothing
+// else stops it.
 func Main(opts Options) error {
 	asService, err := service.IsWindowsService()
 	if err != nil {
@@ -39,12 +40,11 @@ func Main(opts Options) error {
 			return err
 		}
 	}
+	ctx, stop, release := lifecycle.NodeContext(context.Background(), asService, runtime.GOOS, lifecycle.ProcessSignals{})
+	defer release()
 	if !asService {
-		ctx, stop := lifecycle.ConsoleContext(context.Background(), runtime.GOOS, lifecycle.ProcessSignals{})
-		defer stop()
 		return Run(ctx, opts)
 	}
-	ctx, stop := lifecycle.ServiceContext(context.Background())
 	return service.RunAsService(service.DefaultName, runUntilFatal(ctx, opts), func() {
 		stop("the service manager asked the service to stop")
 	})

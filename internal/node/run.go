@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strings"
 
-	ps "github.com/shirou/gopsutil/v3/process"
 	netutil "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/klog/v2"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 	"github.com/kubeedge-windows/edgecore/internal/modules"
 	"github.com/kubeedge-windows/edgecore/internal/version"
+	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
 // Run loads the configuration, prepares the host and runs the edge modules
@@ -135,16 +135,12 @@ func prepareDirectories(cfg *v1alpha2.EdgeCoreConfig) error {
 }
 
 func checkProcesses() error {
-	list, err := ps.Processes()
+	list, err := proc.List()
 	if err != nil {
 		// Listing processes needs rights a restricted account may lack;
-		// the check is a safety net, not a reason to refuse to start.
+		// the check is a safety net, not a reason to refuse to start. What
+		// was listed before the error is still checked.
 		klog.Warningf("Cannot list processes to check for a running kubelet: %v", err)
-		return nil
 	}
-	procs := make([]envcheck.Process, len(list))
-	for i, p := range list {
-		procs[i] = p
-	}
-	return envcheck.CheckProcesses(runtime.GOOS, procs)
+	return envcheck.CheckProcesses(runtime.GOOS, list)
 }

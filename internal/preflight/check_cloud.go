@@ -8,11 +8,29 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubeedge-windows/edgecore/config"
 )
 
-const nameClock = "Clock"
+const (
+	nameClock = "Clock"
+	// nameCloudCore is the one cloud row before join, when the protocol
+	// is not known yet.
+	nameCloudCore = "cloudcore"
+)
+
+// Reasons of the rows skipped before join.
+const (
+	skipCloudNotJoined = "not joined yet: join checks cloudcore itself"
+	skipClockNotJoined = "not joined yet: join has cloudcore issue the certificates the clock is compared with"
+)
 
 func checkCloudCore(ctx context.Context, cfg Config, p Probes) []Row {
+	if cfg.NotJoined {
+		return []Row{skip(nameCloudCore, skipCloudNotJoined)}
+	}
 	var rows []Row
 	for _, e := range cfg.CloudCore {
 		rows = append(rows, checkEndpoint(ctx, cfg, p, e))
@@ -21,29 +39,46 @@ func checkCloudCore(ctx context.Context, cfg Config, p Probes) []Row {
 }
 
 func checkEndpoint(ctx context.Context, cfg Config, p Probes, e Endpoint) Row {
-	if p.Dial == nil {
-		return notProbed(e.Name)
-	}
-	if strings.TrimSpace(e.Address) == "" {
-		return fail(e.Name, e.Field+" is empty", "set "+e.Field+" to cloudcore's address (keadm join writes it)")
+	if fe := e.Problem; fe != nil {
+		if fe.Type == field.ErrorTypeRequired {
+			return fail(e.Name, e.Field+" is empty", "set "+e.Field+" to "+fe.Detail)
+		}
+		return fail(e.Name, fmt.Sprintf("%s %q is not valid: %s", e.Field, e.Value, fe.Detail),
+			"correct "+e.Field+" in the configuration file, or join again to rewrite it")
 	}
 	host, port, err := net.SplitHostPort(e.Address)
-	if err != nil || host == "" || port == "" {
-		return fail(e.Name, fmt.Sprintf("%s %q is not host:port", e.Field, e.Address), "write "+e.Field+" as host:port, e.g. 192.0.2.10:10000")
+	if err != nil {
+		// config.CloudEndpoints gives host:port or a Problem.
+		return fail(e.Name, fmt.Sprintf("%s %q: %v", e.Field, e.Address, err), "correct "+e.Field+" in the configuration file")
+	}
+	dial, how := p.Dial, ""
+	fix := fmt.Sprintf("check %s, that cloudcore listens on port %s and that no firewall blocks it (Test-NetConnection %s -Port %s)",
+		e.Field, port, host, port)
+	if e.Transport == config.TransportQUIC {
+		dial, how = p.DialQUIC, " (QUIC)"
+		// QUIC is UDP: Test-NetConnection, which speaks TCP only, cannot
+		// test the port.
+		fix = fmt.Sprintf("check %s, that cloudcore's quic server is enabled (modules.cloudHub.quic in cloudcore.yaml) and listens on UDP port %s, "+
+			"and that no firewall blocks UDP port %s", e.Field, port, port)
+	}
+	if dial == nil {
+		return notProbed(e.Name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	if err := p.Dial(ctx, e.Address); err != nil {
-		return fail(e.Name, e.Address+" unreachable: "+oneLine(err.Error()),
-			fmt.Sprintf("check %s, that cloudcore listens on port %s and that no firewall blocks it (Test-NetConnection %s -Port %s)", e.Field, port, host, port))
+	if err := dial(ctx, e.Address); err != nil {
+		return fail(e.Name, e.Address+how+" unreachable: "+oneLine(err.Error()), fix)
 	}
-	return pass(e.Name, e.Address+" reachable")
+	return pass(e.Name, e.Address+how+" reachable")
 }
 
 // checkClock compares the clock with the certificates edgehub presents and
 // trusts: a clock outside their window makes every TLS handshake with
 // cloudcore fail with a message about certificates, not about time.
 func checkClock(cfg Config, p Probes) []Row {
+	if cfg.NotJoined {
+		return []Row{skip(nameClock, skipClockNotJoined)}
+	}
 	if p.Now == nil || p.Certificate == nil {
 		return []Row{notProbed(nameClock)}
 	}

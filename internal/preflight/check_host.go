@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 )
 
@@ -104,16 +105,9 @@ func checkNoKubelet(p Probes) Row {
 		return couldNotCheck(nameKubelet, err)
 	}
 	var found []string
-	for _, proc := range procs {
-		// Windows lists processes whose name it will not give (System Idle
-		// Process, protected services); they are not what we look for.
-		if proc.Err != nil || proc.Name == "" {
-			continue
-		}
-		// The same rule edgecore applies when it starts.
-		if envcheck.Conflicts("windows", proc.Name) {
-			found = append(found, fmt.Sprintf("%s (PID %d)", proc.Name, proc.PID))
-		}
+	// The same rule edgecore applies when it starts.
+	for _, c := range envcheck.Conflicting(config.Windows, procs) {
+		found = append(found, fmt.Sprintf("%s (PID %d)", c.Name, c.PID))
 	}
 	if len(found) > 0 {
 		return fail(nameKubelet, strings.Join(found, ", ")+" running; edgecore runs its own kubelet and the two would fight over the pods",
@@ -147,7 +141,7 @@ func checkFreeDisk(cfg Config, p Probes) Row {
 		if err != nil {
 			return couldNotCheck(nameDisk, err)
 		}
-		parent := config.Dir(config.Windows, dir)
+		parent := ospath.Dir(config.Windows, dir)
 		if ok || parent == dir || parent == "." {
 			break
 		}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
 // Each case changes one fact of a healthy host and names the rows it
@@ -43,8 +46,8 @@ func TestChecks(t *testing.T) {
 			[]Row{fail(nameContainers, "the Windows feature Containers is not enabled",
 				"Enable-WindowsOptionalFeature -Online -FeatureName Containers -All, then restart the host")}},
 		{"kubelet and kube-proxy running, names in any case", func(h *host, c *Config) {
-			h.procs = append(h.procs, Process{PID: 77, Name: ""}, Process{PID: 78, Err: errors.New("access is denied")},
-				Process{PID: 1200, Name: "KUBELET.EXE"}, Process{PID: 1300, Name: "kube-proxy.exe"})
+			h.procs = append(h.procs, proc.Process{PID: 77, Name: ""},
+				proc.Process{PID: 1200, ParentPID: 640, Name: "KUBELET.EXE"}, proc.Process{PID: 1300, ParentPID: 640, Name: "kube-proxy.exe"})
 		}, nameKubelet,
 			[]Row{fail(nameKubelet, "KUBELET.EXE (PID 1200), kube-proxy.exe (PID 1300) running; edgecore runs its own kubelet and the two would fight over the pods",
 				"stop them and remove them from start-up: Stop-Service kubelet, kube-proxy; Set-Service kubelet -StartupType Disabled")}},
@@ -120,17 +123,43 @@ func TestChecks(t *testing.T) {
 			[]Row{warn(nameSandbox, "registry.k8s.io/pause:3.6: could not read its platforms: dial tcp: i/o timeout",
 				"make sure it has a windows/amd64 variant, or set modules.edged.podSandboxImage to registry.k8s.io/pause:3.9 (or a copy of it in your registry)")}},
 		{"websocket port blocked", func(h *host, c *Config) {
-			h.dialErr = map[string]error{"192.0.2.10:10000": errors.New("dial tcp 192.0.2.10:10000: i/o timeout")}
+			h.dialErr = map[string]error{"tcp 192.0.2.10:10000": errors.New("dial tcp 192.0.2.10:10000: i/o timeout")}
 		}, "cloudcore websocket",
 			[]Row{fail("cloudcore websocket", "192.0.2.10:10000 unreachable: dial tcp 192.0.2.10:10000: i/o timeout",
 				"check modules.edgeHub.websocket.server, that cloudcore listens on port 10000 and that no firewall blocks it (Test-NetConnection 192.0.2.10 -Port 10000)")}},
 		{"https server without port", func(h *host, c *Config) {
-			c.CloudCore = CloudCoreEndpoints("192.0.2.10:10000", "https://cloud.example")
+			c.CloudCore = cloudEndpoints(config.HubWebSocket, "192.0.2.10:10000", "https://cloud.example")
 		}, "cloudcore https",
 			[]Row{pass("cloudcore https", "cloud.example:443 reachable")}},
-		{"websocket server not set", func(h *host, c *Config) { c.CloudCore = CloudCoreEndpoints("", "https://192.0.2.10:10002") }, "cloudcore websocket",
+		{"websocket server not set", func(h *host, c *Config) {
+			c.CloudCore = cloudEndpoints(config.HubWebSocket, "", "https://192.0.2.10:10002")
+		}, "cloudcore websocket",
 			[]Row{fail("cloudcore websocket", "modules.edgeHub.websocket.server is empty",
-				"set modules.edgeHub.websocket.server to cloudcore's address (keadm join writes it)")}},
+				"set modules.edgeHub.websocket.server to cloudcore's address and hub port, for example 192.168.1.10:10000, as `edgecore.exe join` writes it")}},
+		{"websocket server with a scheme", func(h *host, c *Config) {
+			c.CloudCore = cloudEndpoints(config.HubWebSocket, "wss://192.0.2.10:10000", "https://192.0.2.10:10002")
+		}, "cloudcore websocket",
+			[]Row{fail("cloudcore websocket",
+				`modules.edgeHub.websocket.server "wss://192.0.2.10:10000" is not valid: expected HOST:PORT without a scheme, for example 192.168.1.10:10000`,
+				"correct modules.edgeHub.websocket.server in the configuration file, or join again to rewrite it")}},
+		{"http instead of https", func(h *host, c *Config) {
+			c.CloudCore = cloudEndpoints(config.HubWebSocket, "192.0.2.10:10000", "http://192.0.2.10:10002")
+		}, "cloudcore https",
+			[]Row{fail("cloudcore https",
+				`modules.edgeHub.httpServer "http://192.0.2.10:10002" is not valid: expected https://HOST:PORT with nothing after the port, for example https://192.168.1.10:10002`,
+				"correct modules.edgeHub.httpServer in the configuration file, or join again to rewrite it")}},
+		{"quic hub reachable", func(h *host, c *Config) {
+			c.CloudCore = cloudEndpoints(config.HubQUIC, "192.0.2.10:10001", "https://192.0.2.10:10002")
+			// The QUIC port answers on UDP only: a TCP probe would fail.
+			h.dialErr = map[string]error{"tcp 192.0.2.10:10001": errors.New("connection refused")}
+		}, "cloudcore quic",
+			[]Row{pass("cloudcore quic", "192.0.2.10:10001 (QUIC) reachable")}},
+		{"quic hub silent", func(h *host, c *Config) {
+			c.CloudCore = cloudEndpoints(config.HubQUIC, "192.0.2.10:10001", "https://192.0.2.10:10002")
+			h.dialErr = map[string]error{"quic 192.0.2.10:10001": errors.New("context deadline exceeded")}
+		}, "cloudcore quic",
+			[]Row{fail("cloudcore quic", "192.0.2.10:10001 (QUIC) unreachable: context deadline exceeded",
+				"check modules.edgeHub.quic.server, that cloudcore's quic server is enabled (modules.cloudHub.quic in cloudcore.yaml) and listens on UDP port 10001, and that no firewall blocks UDP port 10001")}},
 		{"clock behind the certificate", func(h *host, c *Config) {
 			v := h.certs[`C:\etc\kubeedge\certs\server.crt`]
 			v.NotBefore = now.Add(90 * time.Minute)

@@ -1,14 +1,15 @@
 package preflight
 
 import (
-	"net"
-	"net/url"
-	"strings"
+	"errors"
 	"time"
 
-	"github.com/kubeedge/api/apis/common/constants"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubeedge-windows/edgecore/config/cni"
+	"github.com/kubeedge/api/apis/common/constants"
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config"
 )
 
 // Config is what the checks need from edgecore's configuration.
@@ -30,6 +31,11 @@ type Config struct {
 	// Certificates are the PEM files whose validity the clock must fall
 	// in: edgeHub.tlsCaFile and edgeHub.tlsCertFile.
 	Certificates []string
+	// NotJoined is set before the node has a configuration: there is no
+	// cloudcore address to check and no certificate to compare the clock
+	// with yet, and join checks cloudcore itself, so those rows are
+	// skipped rather than failed on the defaults' placeholder address.
+	NotJoined bool
 	// RootDir is modules.edged.rootDirectory; the disk it is on holds pod
 	// volumes and logs.
 	RootDir string
@@ -41,46 +47,82 @@ type Config struct {
 // cloudcore costs seconds, not the operating system's minutes.
 const DefaultTimeout = 5 * time.Second
 
-// Endpoint is a cloudcore address and the config field it comes from, so a
-// failed row can say which field to correct.
+// Endpoint is a cloudcore address as the configuration gives it, with the
+// reason it cannot be used when it is malformed.
 type Endpoint struct {
-	Name    string
-	Field   string
-	Address string // host:port
+	config.CloudEndpoint
+	// Problem is the config package's account of a malformed value, nil
+	// when Address can be dialled. The row then fails naming the field.
+	Problem *field.Error
 }
 
-// CloudCoreEndpoints builds the endpoints from edgeHub.websocket.server
-// ("host:port") and edgeHub.httpServer ("https://host:port").
-func CloudCoreEndpoints(websocketServer, httpServer string) []Endpoint {
-	return []Endpoint{
-		{Name: "cloudcore websocket", Field: "modules.edgeHub.websocket.server", Address: hostPort(websocketServer, "")},
-		{Name: "cloudcore https", Field: "modules.edgeHub.httpServer", Address: hostPort(httpServer, "443")},
+// FromConfig takes what the checks judge from a loaded configuration for
+// host: the runtime and CNI settings, and, when edgehub is enabled, the
+// cloudcore endpoints of the enabled hub protocol and the certificates.
+func FromConfig(cfg *v1alpha2.EdgeCoreConfig, host config.Host) Config {
+	layout := config.NewLayout(host)
+	pc := Config{CNIConfDir: layout.CNIConfDir, CNIBinDir: layout.CNIBinDir}
+	if cfg.Modules == nil {
+		return pc
 	}
+	if e := cfg.Modules.Edged; e != nil {
+		pc.SandboxImage = e.PodSandboxImage
+		pc.RootDir = e.RootDirectory
+		if k := e.TailoredKubeletConfig; k != nil {
+			pc.CRIEndpoint = k.ContainerRuntimeEndpoint
+			pc.ClusterDNS = k.ClusterDNS
+		}
+	}
+	if hub := cfg.Modules.EdgeHub; hub != nil && hub.Enable {
+		pc.CloudCore = cloudCoreEndpoints(cfg)
+		pc.Certificates = []string{hub.TLSCAFile, hub.TLSCertFile}
+	}
+	return pc
 }
 
-// hostPort accepts "host:port" or a URL and returns "host:port", or the
-// input unchanged for the dial to report.
-func hostPort(s, defaultPort string) string {
-	s = strings.TrimSpace(s)
-	if !strings.Contains(s, "://") {
-		return s
+// BeforeJoin is the Config of a host without a configuration file yet: the
+// defaults' host-side settings are checked, while the cloudcore and clock
+// rows are skipped, since the defaults name only a placeholder cloudcore
+// and join checks the real one itself before writing the configuration.
+func BeforeJoin(host config.Host) (Config, error) {
+	c, err := config.Sample(config.KindDefault, host)
+	if err != nil {
+		return Config{}, err
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return s
+	pc := FromConfig(c, host)
+	pc.CloudCore, pc.Certificates = nil, nil
+	pc.NotJoined = true
+	return pc, nil
+}
+
+// cloudCoreEndpoints reads the endpoints the way edgehub does
+// (config.CloudEndpoints) and attaches to each the problem of its field.
+func cloudCoreEndpoints(cfg *v1alpha2.EdgeCoreConfig) []Endpoint {
+	cloud, err := config.CloudEndpoints(cfg)
+	problems := map[string]*field.Error{}
+	var invalid *config.InvalidError
+	if errors.As(err, &invalid) {
+		for _, fe := range invalid.Errs {
+			problems[fe.Field] = fe
+		}
 	}
-	if u.Port() == "" && defaultPort != "" {
-		return net.JoinHostPort(u.Hostname(), defaultPort)
+	var out []Endpoint
+	for _, e := range cloud.Endpoints() {
+		out = append(out, Endpoint{CloudEndpoint: e, Problem: problems[e.Field]})
 	}
-	return u.Host
+	return out
 }
 
 func (c Config) withDefaults() Config {
-	if c.CNIConfDir == "" {
-		c.CNIConfDir = cni.DefaultConfDir
-	}
-	if c.CNIBinDir == "" {
-		c.CNIBinDir = cni.DefaultBinDir
+	if c.CNIConfDir == "" || c.CNIBinDir == "" {
+		// The checks judge a Windows host.
+		l := config.NewLayout(config.Host{GOOS: config.Windows})
+		if c.CNIConfDir == "" {
+			c.CNIConfDir = l.CNIConfDir
+		}
+		if c.CNIBinDir == "" {
+			c.CNIBinDir = l.CNIBinDir
+		}
 	}
 	if c.SandboxImage == "" {
 		c.SandboxImage = constants.DefaultPodSandboxImage

@@ -7,6 +7,11 @@ import (
 	"io/fs"
 	"strings"
 	"time"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
 var now = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -25,7 +30,7 @@ type host struct {
 	versionEr error
 	features  bool
 	elevated  bool
-	procs     []Process
+	procs     []proc.Process
 	free      uint64
 	existing  map[string]bool
 	cri       CRIStatus
@@ -33,7 +38,7 @@ type host struct {
 	files     map[string]string // path -> content; dirs are derived
 	platforms []Platform
 	platErr   error
-	dialErr   map[string]error
+	dialErr   map[string]error // by "tcp host:port" or "quic host:port"
 	certs     map[string]Validity
 	certErr   map[string]error
 }
@@ -42,10 +47,21 @@ func healthyConfig() Config {
 	return Config{
 		CRIEndpoint:  "npipe://./pipe/containerd-containerd",
 		SandboxImage: "registry.k8s.io/pause:3.9",
-		CloudCore:    CloudCoreEndpoints("192.0.2.10:10000", "https://192.0.2.10:10002"),
+		CloudCore:    cloudEndpoints(config.HubWebSocket, "192.0.2.10:10000", "https://192.0.2.10:10002"),
 		Certificates: []string{`C:\etc\kubeedge\ca\rootCA.crt`, `C:\etc\kubeedge\certs\server.crt`},
 		RootDir:      `C:\var\lib\kubelet`,
 	}
+}
+
+// cloudEndpoints are the endpoints of an edgeHub section with the hub
+// protocol's server and httpServer, as FromConfig reads them.
+func cloudEndpoints(protocol, server, httpServer string) []Endpoint {
+	return cloudCoreEndpoints(&v1alpha2.EdgeCoreConfig{Modules: &v1alpha2.Modules{EdgeHub: &v1alpha2.EdgeHub{
+		Enable:     true,
+		HTTPServer: httpServer,
+		WebSocket:  &v1alpha2.EdgeHubWebSocket{Enable: protocol == config.HubWebSocket, Server: server},
+		Quic:       &v1alpha2.EdgeHubQUIC{Enable: protocol == config.HubQUIC, Server: server},
+	}}})
 }
 
 func healthyHost() *host {
@@ -53,7 +69,7 @@ func healthyHost() *host {
 		version:  WindowsVersion{ProductName: "Windows Server 2022 Datacenter", Build: 20348, UBR: 2227},
 		features: true,
 		elevated: true,
-		procs: []Process{
+		procs: []proc.Process{
 			{PID: 0, Name: "[System Process]"}, {PID: 4, Name: "System"},
 			{PID: 812, Name: "containerd.exe"}, {PID: 900, Name: "kubelet-helper.exe"},
 		},
@@ -82,7 +98,7 @@ func (h *host) probes() Probes {
 		WindowsVersion:    func() (WindowsVersion, error) { return h.version, h.versionEr },
 		ContainersFeature: func() (bool, error) { return h.features, nil },
 		Elevated:          func() (bool, error) { return h.elevated, nil },
-		Processes:         func() ([]Process, error) { return h.procs, nil },
+		Processes:         func() ([]proc.Process, error) { return h.procs, nil },
 		FreeDisk: func(dir string) (uint64, error) {
 			if !h.existing[dir] {
 				return 0, fmt.Errorf("free space asked for %s, which does not exist", dir)
@@ -120,7 +136,13 @@ func (h *host) probes() Probes {
 			if _, ok := ctx.Deadline(); !ok {
 				return errors.New("dialled without a deadline")
 			}
-			return h.dialErr[address]
+			return h.dialErr["tcp "+address]
+		},
+		DialQUIC: func(ctx context.Context, address string) error {
+			if _, ok := ctx.Deadline(); !ok {
+				return errors.New("dialled without a deadline")
+			}
+			return h.dialErr["quic "+address]
 		},
 		Certificate: func(path string) (Validity, error) {
 			if err := h.certErr[path]; err != nil {

@@ -19,6 +19,9 @@ const (
 	Warn Status = "WARN"
 	// Fail: edgecore or its pods will not work until the Fix is applied.
 	Fail Status = "FAIL"
+	// Skip: the check does not apply yet; the Detail says why and when it
+	// will.
+	Skip Status = "SKIP"
 )
 
 // Row is one line of the preflight table. Fix is a single line and is
@@ -39,6 +42,8 @@ func warn(name, detail, fix string) Row {
 func fail(name, detail, fix string) Row {
 	return Row{Name: name, Status: Fail, Detail: detail, Fix: fix}
 }
+
+func skip(name, reason string) Row { return Row{Name: name, Status: Skip, Detail: reason} }
 
 // notProbed is the row for a check whose probe this build does not have;
 // it must not pass silently.

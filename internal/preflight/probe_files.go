@@ -1,26 +1,13 @@
 package preflight
 
 import (
-	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 )
-
-// dialTCP is the Dial probe: a TCP connection that is opened and closed,
-// which is all cloudcore's ports need to prove they are reachable.
-func dialTCP(ctx context.Context, address string) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", address)
-	if err != nil {
-		return err
-	}
-	return conn.Close()
-}
 
 // readCertificate is the Certificate probe. It reads the first certificate
 // of a PEM file, or a DER file as some tools write them.

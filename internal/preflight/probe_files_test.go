@@ -1,7 +1,6 @@
 package preflight
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -11,7 +10,6 @@ import (
 	"errors"
 	"io/fs"
 	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -63,28 +61,6 @@ func TestReadCertificate(t *testing.T) {
 	}
 }
 
-func TestDialTCP(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		if c, err := lis.Accept(); err == nil {
-			c.Close()
-		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := dialTCP(ctx, lis.Addr().String()); err != nil {
-		t.Errorf("listening port: %v", err)
-	}
-	addr := lis.Addr().String()
-	lis.Close()
-	if err := dialTCP(ctx, addr); err == nil {
-		t.Errorf("closed port %s dialled without error", addr)
-	}
-}
-
 func TestReadDirNamesAndExists(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "0-containerd-nat.conf"), []byte("{}"), 0o644)
@@ -103,15 +79,5 @@ func TestReadDirNamesAndExists(t *testing.T) {
 	}
 	if ok, err := exists(filepath.Join(dir, "none")); ok || err != nil {
 		t.Errorf("exists(missing) = %v, %v", ok, err)
-	}
-}
-
-func TestCloudCoreEndpoints(t *testing.T) {
-	got := CloudCoreEndpoints(" 192.0.2.10:10000 ", "https://192.0.2.10:10002")
-	if got[0].Address != "192.0.2.10:10000" || got[1].Address != "192.0.2.10:10002" || got[1].Field != "modules.edgeHub.httpServer" {
-		t.Errorf("%+v", got)
-	}
-	if got := CloudCoreEndpoints("", "https://[2001:db8::1]"); got[1].Address != "[2001:db8::1]:443" {
-		t.Errorf("IPv6 without port: %+v", got[1])
 	}
 }

@@ -15,6 +15,4 @@ func containersFeature() (bool, error) { return false, errNotWindows }
 
 func elevated() (bool, error) { return false, errNotWindows }
 
-func processes() ([]Process, error) { return nil, errNotWindows }
-
 func freeDisk(string) (uint64, error) { return 0, errNotWindows }

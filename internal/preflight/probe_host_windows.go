@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unsafe"
 
 	"github.com/yusufpapurcu/wmi"
 	"golang.org/x/sys/windows"
@@ -57,25 +56,6 @@ func containersFeature() (bool, error) {
 
 func elevated() (bool, error) {
 	return windows.GetCurrentProcessToken().IsElevated(), nil
-}
-
-// processes reads a Toolhelp snapshot, which names every process without
-// opening it; opening protected processes is what fails elsewhere.
-func processes() ([]Process, error) {
-	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPPROCESS, 0)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot the process list: %w", err)
-	}
-	defer windows.CloseHandle(snap)
-	var out []Process
-	e := windows.ProcessEntry32{Size: uint32(unsafe.Sizeof(windows.ProcessEntry32{}))}
-	for err = windows.Process32First(snap, &e); err == nil; err = windows.Process32Next(snap, &e) {
-		out = append(out, Process{PID: int(e.ProcessID), Name: windows.UTF16ToString(e.ExeFile[:])})
-	}
-	if !errors.Is(err, windows.ERROR_NO_MORE_FILES) {
-		return out, fmt.Errorf("walk the process list: %w", err)
-	}
-	return out, nil
 }
 
 func freeDisk(dir string) (uint64, error) {

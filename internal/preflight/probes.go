@@ -3,6 +3,8 @@ package preflight
 import (
 	"context"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
 // Probes gather the facts the checks judge. A nil probe gives a WARN row
@@ -11,9 +13,9 @@ type Probes struct {
 	WindowsVersion    func() (WindowsVersion, error)
 	ContainersFeature func() (bool, error)
 	Elevated          func() (bool, error)
-	// Processes lists running processes; a process whose name cannot be
-	// read has an empty Name or a non-nil Err.
-	Processes func() ([]Process, error)
+	// Processes lists running processes (proc.List); a process whose name
+	// cannot be read has an empty Name.
+	Processes func() ([]proc.Process, error)
 	// FreeDisk is the space available to this user on the volume of dir,
 	// which exists.
 	FreeDisk func(dir string) (uint64, error)
@@ -26,8 +28,11 @@ type Probes struct {
 	ReadFile func(path string) ([]byte, error)
 	// ImagePlatforms lists the platforms an image reference offers.
 	ImagePlatforms func(ctx context.Context, image string) ([]Platform, error)
-	// Dial opens and closes a TCP connection to address.
+	// Dial opens and closes a TCP connection to address (config.DialTCP).
 	Dial func(ctx context.Context, address string) error
+	// DialQUIC completes a QUIC handshake with address and closes the
+	// session: cloudcore's QUIC port answers on UDP only.
+	DialQUIC func(ctx context.Context, address string) error
 	// Certificate reads the validity window of the first certificate in a
 	// PEM file; an error wrapping fs.ErrNotExist means there is no file.
 	Certificate func(path string) (Validity, error)
@@ -40,13 +45,6 @@ type WindowsVersion struct {
 	Build       int
 	// UBR is the update revision, the number after the dot in 17763.5458.
 	UBR int
-}
-
-// Process is a running process as the process list shows it.
-type Process struct {
-	PID  int
-	Name string
-	Err  error
 }
 
 // CRIStatus is what the runtime answered.

@@ -3,6 +3,9 @@ package preflight
 import (
 	"os"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
 // SystemProbes are the probes of the running host. ImagePlatforms asks the
@@ -12,14 +15,15 @@ func SystemProbes() Probes {
 		WindowsVersion:    windowsVersion,
 		ContainersFeature: containersFeature,
 		Elevated:          elevated,
-		Processes:         processes,
+		Processes:         proc.List,
 		FreeDisk:          freeDisk,
 		Exists:            exists,
 		CRI:               criStatus,
 		ReadDir:           readDirNames,
 		ReadFile:          os.ReadFile,
 		ImagePlatforms:    (&registryClient{}).platforms,
-		Dial:              dialTCP,
+		Dial:              config.DialTCP,
+		DialQUIC:          dialQUIC,
 		Certificate:       readCertificate,
 		Now:               time.Now,
 	}

@@ -26,7 +26,11 @@ func Render(w io.Writer, rows []Row) error {
 			fmt.Fprintf(&b, "%-6s  %-*s  fix: %s\n", "", nameWidth, "", oneLine(r.Fix))
 		}
 	}
-	fmt.Fprintf(&b, "\npreflight: %d FAIL, %d WARN, %d PASS\n", counts[Fail], counts[Warn], counts[Pass])
+	fmt.Fprintf(&b, "\npreflight: %d FAIL, %d WARN, %d PASS", counts[Fail], counts[Warn], counts[Pass])
+	if counts[Skip] > 0 {
+		fmt.Fprintf(&b, ", %d SKIP", counts[Skip])
+	}
+	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

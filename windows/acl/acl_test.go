@@ -273,15 +273,3 @@ func TestWalkStopsAtTheFirstFailureNamingThePath(t *testing.T) {
 		t.Errorf("walk = %v, want the apply error naming the file", err)
 	}
 }
-
-// The DMI server is patched into upstream code, which cannot import this
-// package; its descriptor must still be this one.
-func TestDMIPatchUsesThePipeSDDL(t *testing.T) {
-	data, err := os.ReadFile("../../patches/0001-dmi-named-pipe.patch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(data), `"`+PipeSDDL+`"`) {
-		t.Errorf("patches/0001-dmi-named-pipe.patch does not use %s", PipeSDDL)
-	}
-}

@@ -3,6 +3,8 @@ package service
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
 
 // The service control manager stores one command line string per service
@@ -43,7 +45,9 @@ func CommandLine(exe string, args []string) (string, error) {
 
 // checkExecutable rejects program paths the first-word rule above cannot
 // carry, and relative paths, which the service manager would resolve against
-// C:\Windows\System32 rather than the directory the operator meant.
+// C:\Windows\System32 rather than the directory the operator meant. The
+// service exists only on Windows, so the path is judged by Windows' rules
+// whatever OS runs the check.
 func checkExecutable(exe string) error {
 	switch {
 	case exe == "":
@@ -52,27 +56,10 @@ func checkExecutable(exe string) error {
 		return fmt.Errorf("service executable path %q contains a quote or NUL character, which Windows file names cannot contain", exe)
 	case strings.HasSuffix(exe, `\`) || strings.HasSuffix(exe, "/"):
 		return fmt.Errorf("service executable path %q names a directory; pass the path of edgecore.exe itself", exe)
-	case !isWindowsAbs(exe):
+	case !ospath.IsAbs(ospath.Windows, exe):
 		return fmt.Errorf("service executable path %q is not absolute; pass a full path such as C:\\Program Files\\edgecore\\edgecore.exe", exe)
 	}
 	return nil
-}
-
-// isWindowsAbs reports whether p is a drive-letter path (C:\...) or a UNC
-// path (\\server\share\...). It is written out rather than taken from
-// path/filepath so that it gives Windows' answer on every build host.
-func isWindowsAbs(p string) bool {
-	isSep := func(c byte) bool { return c == '\\' || c == '/' }
-	if len(p) >= 3 && p[1] == ':' && isSep(p[2]) {
-		c := p[0] | 0x20
-		return c >= 'a' && c <= 'z'
-	}
-	if len(p) >= 5 && isSep(p[0]) && isSep(p[1]) {
-		// \\server\share: both parts non-empty.
-		rest := strings.FieldsFunc(p[2:], func(r rune) bool { return r == '\\' || r == '/' })
-		return len(rest) >= 2
-	}
-	return false
 }
 
 // EscapeArg quotes one argument (not the program) so that CommandLineToArgvW

@@ -4,12 +4,15 @@ package service
 
 import (
 	"fmt"
+	"os"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
+
+	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
 // Install creates the service c describes, without starting it. It fails
@@ -277,23 +280,12 @@ func IsWindowsService() (bool, error) {
 // parentImage returns the file name of this process's parent, "" if the
 // parent has exited.
 func parentImage() (string, error) {
-	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPPROCESS, 0)
+	list, err := proc.List()
 	if err != nil {
 		return "", fmt.Errorf("listing processes: %w", err)
 	}
-	defer windows.CloseHandle(snap)
-	images := map[uint32]string{}
-	parents := map[uint32]uint32{}
-	var e windows.ProcessEntry32
-	e.Size = uint32(unsafe.Sizeof(e))
-	for err = windows.Process32First(snap, &e); err == nil; err = windows.Process32Next(snap, &e) {
-		images[e.ProcessID] = windows.UTF16ToString(e.ExeFile[:])
-		parents[e.ProcessID] = e.ParentProcessID
-	}
-	if err != windows.ERROR_NO_MORE_FILES {
-		return "", fmt.Errorf("listing processes: %w", err)
-	}
-	return images[parents[windows.GetCurrentProcessId()]], nil
+	parent, _ := proc.Parent(list, os.Getpid())
+	return parent.Name, nil
 }
 
 // RunAsService runs the process as the service name under the service

@@ -40,7 +40,7 @@ func IsModuleRestartEnabled() bool { return restartEnabled.Load() }
 // its group on the bus and starts each module on its own goroutine.
 func StartModules() {
 	beehiveContext.InitContext([]string{common.MsgCtxTypeChannel})
-	for name, info := range GetModules() {
+	for name, info := range snapshot() {
 		beehiveContext.AddModule(&common.ModuleInfo{ModuleName: name, ModuleType: info.contextType})
 		beehiveContext.AddModuleGroup(name, info.module.Group())
 		go runModule(info.module)
@@ -54,6 +54,9 @@ func StartModules() {
 // runModule runs m.Start, and again after a back-off if restart is enabled
 // and the process is not shutting down. Without restart a panic is left alone
 // so that it takes the process down and a supervisor restarts it as a whole.
+// A restart keeps the module's inbox and what is queued in it: it does not
+// call AddModule, which gives a module a fresh, empty inbox as upstream's
+// does, so messages sent while the module was down are not lost.
 func runModule(m Module) {
 	if !IsModuleRestartEnabled() {
 		m.Start()
@@ -110,14 +113,22 @@ func Shutdown(reason string) {
 	}
 }
 
+// shutdownSignals are the signals upstream's GracefulShutdown stops on, so
+// that cloudcore (which runs on this bus in the end-to-end scenario) stops
+// cleanly on the same ones. On Windows, Go raises only SIGINT (Ctrl+C,
+// Ctrl+Break) and SIGTERM (console close, log-off, shutdown): that is why
+// edgecore for Windows does not use GracefulShutdown.
+var shutdownSignals = []os.Signal{syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM,
+	syscall.SIGQUIT, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGABRT}
+
 // GracefulShutdown is upstream's entry point for mains that own no context
-// (cloudcore, upstream's edgecore): it blocks until the process gets
-// os.Interrupt or SIGTERM, a Shutdown call, or a module cancels the global
-// context, then shuts the modules down. The signal handler lives only as
-// long as this call; edgecore for Windows uses ShutdownWhen with a context
-// of its own instead, so that it alone decides which signals stop it.
+// (cloudcore, upstream's edgecore): it blocks until the process gets one of
+// upstream's shutdown signals, a Shutdown call, or a module cancels the
+// global context, then shuts the modules down. The signal handler lives
+// only as long as this call; edgecore for Windows uses ShutdownWhen with a
+// context of its own instead, so that it alone decides which signals stop it.
 func GracefulShutdown() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), shutdownSignals...)
 	defer stop()
 	ShutdownWhen(ctx)
 }
@@ -135,7 +146,7 @@ func ShutdownWhen(ctx context.Context) {
 		klog.Info("Global context cancelled, shutting down")
 	}
 	beehiveContext.Cancel()
-	for name := range GetModules() {
+	for name := range snapshot() {
 		klog.Infof("Cleanup module %s", name)
 		beehiveContext.Cleanup(name)
 	}

@@ -1,0 +1,125 @@
+package config
+
+import (
+	"strings"
+
+	"github.com/kubeedge-windows/edgecore/config/cni"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+)
+
+// Layout is every default location edgecore uses on one host: its own
+// files, which join, reset, the log, the samples and the flag defaults
+// share, and those of the containerd it drives, which cni-config and
+// preflight share. It is the one place these paths are written; everything
+// else asks NewLayout.
+type Layout struct {
+	// GOOS is the OS the paths are written for.
+	GOOS string
+	// KubeEdgeDir holds the configuration, the node's key and
+	// certificates; join restricts it to SYSTEM and Administrators.
+	KubeEdgeDir string
+	// ConfigFile is read when --config is not given. Upstream builds it
+	// with path.Join and gets c:\etc\kubeedge\config\/edgecore.yaml on
+	// Windows.
+	ConfigFile string
+	// CAFile, CertFile and KeyFile are the cloud's CA certificate and the
+	// node's certificate and key, as the certificate server issues them.
+	CAFile   string
+	CertFile string
+	KeyFile  string
+	// DataSource is the metadata database.
+	DataSource string
+	// KubeletRootDir is the kubelet's root directory (pods, volumes).
+	KubeletRootDir string
+	// StaticPodDir holds static pod manifests.
+	StaticPodDir string
+	// PodLogsDir holds the containers' logs.
+	PodLogsDir string
+	// VolumePluginDir is where the kubelet looks for flexvolume drivers.
+	VolumePluginDir string
+	// LogDir and LogFile are edgecore's own log (always used as a service).
+	LogDir  string
+	LogFile string
+	// ContainerdDir is containerd's installation: on Windows
+	// %ProgramFiles%\containerd, which holds config.toml and the CNI
+	// directories; elsewhere /etc/containerd.
+	ContainerdDir string
+	// ContainerdConfigFile is containerd's config.toml.
+	ContainerdConfigFile string
+	// CNIConfDir and CNIBinDir are where containerd's CRI plugin reads CNI
+	// network configurations and plugin executables unless its
+	// config.toml says otherwise. Install scripts that put them elsewhere
+	// leave containerd with "cni plugin not initialized".
+	CNIConfDir string
+	CNIBinDir  string
+	// CNIConfFile is where cni-config writes unless told otherwise.
+	CNIConfFile string
+}
+
+// DefaultSystemDrive is the drive Windows is installed on when the host
+// does not say (%SystemDrive% unset), and the one a drive-less absolute
+// path such as /var/lib/kubeedge lands on: Go's file functions resolve it
+// against the current drive, which for a service is the system drive.
+const DefaultSystemDrive = "C:"
+
+// NewLayout returns the default locations on host. On Windows edgecore's
+// own files keep upstream's layout (C:\etc\kubeedge, C:\var\lib\kubelet) so
+// that documentation written for KubeEdge still applies, on the system
+// drive, and containerd's follow %ProgramFiles%, which containerd itself
+// builds them from (D:\Program Files\containerd\cni\conf when Windows lives
+// on D:). Empty or unusable host values give C: and C:\Program Files.
+// Elsewhere the paths are upstream's Linux defaults and containerd's.
+func NewLayout(host Host) Layout {
+	goos := host.GOOS
+	l := Layout{GOOS: goos}
+	var root, programFiles string
+	if goos == Windows {
+		root = systemDrive(host.SystemDrive) + `\`
+		programFiles = programFilesDir(host.ProgramFiles, root)
+		l.ContainerdDir = ospath.Join(goos, programFiles, "containerd")
+		l.CNIConfDir = ospath.Join(goos, l.ContainerdDir, "cni", "conf")
+		l.CNIBinDir = ospath.Join(goos, l.ContainerdDir, "cni", "bin")
+	} else {
+		root = "/"
+		l.ContainerdDir = "/etc/containerd"
+		l.CNIConfDir = "/etc/cni/net.d"
+		l.CNIBinDir = "/opt/cni/bin"
+	}
+	l.ContainerdConfigFile = ospath.Join(goos, l.ContainerdDir, "config.toml")
+	l.CNIConfFile = ospath.Join(goos, l.CNIConfDir, cni.DefaultFileName)
+
+	l.KubeEdgeDir = ospath.Join(goos, root, "etc", "kubeedge")
+	l.ConfigFile = ospath.Join(goos, l.KubeEdgeDir, "config", "edgecore.yaml")
+	l.CAFile = ospath.Join(goos, l.KubeEdgeDir, "ca", "rootCA.crt")
+	l.CertFile = ospath.Join(goos, l.KubeEdgeDir, "certs", "server.crt")
+	l.KeyFile = ospath.Join(goos, l.KubeEdgeDir, "certs", "server.key")
+	l.StaticPodDir = ospath.Join(goos, l.KubeEdgeDir, "manifests")
+	l.DataSource = ospath.Join(goos, root, "var", "lib", "kubeedge", "edgecore.db")
+	l.KubeletRootDir = ospath.Join(goos, root, "var", "lib", "kubelet")
+	l.PodLogsDir = ospath.Join(goos, root, "var", "log", "pods")
+	l.VolumePluginDir = ospath.Join(goos, root, "usr", "libexec", "kubernetes", "kubelet-plugins", "volume", "exec")
+	l.LogDir = ospath.Join(goos, root, "var", "log", "kubeedge")
+	l.LogFile = ospath.Join(goos, l.LogDir, "edgecore.log")
+	return l
+}
+
+// systemDrive is %SystemDrive% as "X:", or DefaultSystemDrive when it is
+// unset or not a drive letter.
+func systemDrive(env string) string {
+	d := strings.TrimRight(strings.TrimSpace(env), `\/`)
+	if len(d) != 2 || !ospath.IsAbs(ospath.Windows, d+`\`) {
+		return DefaultSystemDrive
+	}
+	return strings.ToUpper(d)
+}
+
+// programFilesDir is %ProgramFiles%, or Program Files on the system drive
+// (root) when it is unset or not absolute: a relative value would put
+// containerd's files wherever edgecore happens to run.
+func programFilesDir(env, root string) string {
+	p := strings.TrimSpace(env)
+	if !ospath.IsAbs(ospath.Windows, p) {
+		return ospath.Join(ospath.Windows, root, "Program Files")
+	}
+	return ospath.Clean(ospath.Windows, p)
+}
