@@ -75,9 +75,10 @@ $(LINUX_BIN): $(SOURCES) $(WORK)
 	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ ./cmd/edgecore
 
 # Everything CI checks, tools first so that a missing one is named at once:
-# unit tests, vet for Windows and the layering rule, the Windows and Linux
+# unit tests, upstream's module tests against our beehive (conformance), vet
+# for Windows and the layering rule, the Windows and Linux
 # builds, the Wine tests, the release package and the end-to-end scenarios.
-test: tools unit vet windows linux wine-test package-test e2e
+test: tools unit conformance vet windows linux wine-test package-test e2e
 
 tools:
 	@build/check-tools.sh

@@ -3,6 +3,8 @@ package modules
 import (
 	"net"
 
+	"k8s.io/klog/v2"
+
 	"github.com/kubeedge/kubeedge/edge/pkg/devicetwin/dmiserver"
 
 	"github.com/kubeedge-windows/edgecore/config"
@@ -17,7 +19,11 @@ import (
 func dmiListener(listenPipe func(name, sddl string) (net.Listener, error), upstream func(string) (net.Listener, error)) func(string) (net.Listener, error) {
 	return func(addr string) (net.Listener, error) {
 		if name, ok := config.PipeName(addr); ok {
-			return listenPipe(name, acl.PipeSDDL)
+			l, err := listenPipe(name, acl.PipeSDDL)
+			if err == nil {
+				klog.Infof("DMI server listens on named pipe %s", pipe.Path(name))
+			}
+			return l, err
 		}
 		return upstream(addr)
 	}

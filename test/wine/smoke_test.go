@@ -246,7 +246,8 @@ func TestConfigGenerator(t *testing.T) {
 }
 
 // With device twins on, the DMI server for mappers must serve its named pipe
-// (patches/0001) instead of ending the process as upstream does.
+// (patches/0001 gives the hook, internal/modules the pipe) instead of
+// ending the process as upstream does.
 func TestDMIServesNamedPipe(t *testing.T) {
 	dir := t.TempDir()
 	cfg := minimalConfig(t, dir,

@@ -53,12 +53,20 @@ func TestLifecycle(t *testing.T) {
 			panic("flaky module failed")
 		}
 	}})
+	// drain takes one message per start and returns: each later message
+	// reaches it only if the restart kept its inbox.
+	drained := make(chan interface{}, 3)
+	Register(&testModule{name: "drain", group: "hub", enabled: true, start: func() {
+		if msg, err := beehiveContext.Receive("drain"); err == nil {
+			drained <- msg.GetContent()
+		}
+	}})
 	Register(&testModule{name: "off", group: "hub", enabled: false, start: func() {
 		t.Error("a disabled module was started")
 	}})
 
 	mods := GetModules()
-	if _, ok := mods["echo"]; !ok || len(mods) != 2 {
+	if _, ok := mods["echo"]; !ok || len(mods) != 3 {
 		t.Fatalf("enabled modules: %v", mods)
 	}
 	if _, ok := mods["off"]; ok {
@@ -73,6 +81,12 @@ func TestLifecycle(t *testing.T) {
 	StartModules()
 	runReturned := make(chan struct{})
 	go func() { GracefulShutdown(); close(runReturned) }()
+
+	// Sent at once, before the first restart: the second and third wait in
+	// the inbox while drain is down.
+	for _, c := range []string{"one", "two", "three"} {
+		beehiveContext.Send("drain", *model.NewMessage("").FillBody(c))
+	}
 
 	resp, err := beehiveContext.SendSync("echo", *model.NewMessage("").FillBody("hi"), 2*time.Second)
 	if err != nil || resp.GetContent() != "hi" {
@@ -104,6 +118,19 @@ func TestLifecycle(t *testing.T) {
 		}
 	}
 
+	// A restart by our back-off keeps the queue (upstream's AddModule would
+	// have emptied it).
+	for _, want := range []string{"one", "two", "three"} {
+		select {
+		case got := <-drained:
+			if got != want {
+				t.Fatalf("drain got %v, want %v", got, want)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("%q, queued while drain restarted, never reached it", want)
+		}
+	}
+
 	Shutdown("test")
 	Shutdown("a second request must not block")
 	select {
@@ -132,5 +159,24 @@ func TestLifecycle(t *testing.T) {
 	mu.Unlock()
 	if after != before {
 		t.Fatalf("module restarted %d times after shutdown", after-before)
+	}
+}
+
+// Upstream returns the registry itself, and its metamanager test reads a map
+// it took before Register.
+func TestGetModulesIsTheLiveRegistry(t *testing.T) {
+	mods := GetModules()
+	Register(&testModule{name: "late", group: "g", enabled: true, start: func() {}})
+	t.Cleanup(func() {
+		registryMu.Lock()
+		delete(modules, "late")
+		registryMu.Unlock()
+	})
+	info, ok := mods["late"]
+	if !ok || info.GetModule().Name() != "late" {
+		t.Fatal("a map taken before Register does not show the module")
+	}
+	if _, ok := snapshot()["late"]; !ok {
+		t.Fatal("the bus's own view misses the module")
 	}
 }

@@ -26,6 +26,9 @@ type ModuleInfo struct {
 // GetModule returns the registered module.
 func (mi *ModuleInfo) GetModule() Module { return mi.module }
 
+// The registry. registryMu serialises Register and the bus's own reads
+// (snapshot, disabled); it cannot cover callers of GetModules, which get the
+// map itself, as upstream's callers expect.
 var (
 	registryMu      sync.Mutex
 	modules         = map[string]*ModuleInfo{}
@@ -50,8 +53,18 @@ func Register(m Module, opts ...string) {
 	klog.Warningf("Module %s is disabled, do not register", m.Name())
 }
 
-// GetModules returns the enabled modules by name.
+// GetModules returns the live registry of enabled modules by name, not a
+// copy: upstream's callers take the map and look in it after a later
+// Register (upstream's metamanager test does exactly that). Like upstream's,
+// it must not be read while another goroutine registers; modules register
+// during start-up, before StartModules.
 func GetModules() map[string]*ModuleInfo {
+	return modules
+}
+
+// snapshot copies the registry under the lock, so that StartModules and
+// shutdown never iterate the live map while a late Register writes it.
+func snapshot() map[string]*ModuleInfo {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	out := make(map[string]*ModuleInfo, len(modules))

@@ -32,15 +32,57 @@ var (
 	ErrStopped       = errors.New("bus is shutting down")
 )
 
-// inbox is a module's queue. The channel is never closed: closing would make
-// a concurrent Send panic. Removal is signalled through gone instead.
-type inbox struct {
-	messages chan model.Message
-	gone     chan struct{}
-	once     sync.Once
+// wordedError reads as upstream's bus words the same failure, and still
+// matches one of the errors above with errors.Is. Modules pass SendSync's
+// error text on to their peers (servicebus and the metaserver answer HTTP
+// clients with it, the metaserver agent stores it in an Application's status
+// for the cloud), so where upstream has the same failure the text is its.
+type wordedError struct {
+	text string
+	kind error
 }
 
-func (in *inbox) remove() { in.once.Do(func() { close(in.gone) }) }
+func (e *wordedError) Error() string { return e.text }
+func (e *wordedError) Unwrap() error { return e.kind }
+
+func worded(kind error, format string, args ...interface{}) error {
+	return &wordedError{text: fmt.Sprintf(format, args...), kind: kind}
+}
+
+// inbox is a module's queue. The channel is never closed: closing would make
+// a concurrent Send panic. Its end is signalled instead, in two steps:
+//   - retired: the inbox no longer belongs to the bus, because Cleanup
+//     removed it or AddModule replaced it. Senders still waiting for room
+//     give up, so none stays blocked on a queue nobody will read.
+//   - gone: Cleanup removed it. A receiver waiting on it returns an error.
+//
+// A receiver waiting on a replaced inbox keeps waiting (until shutdown), as
+// upstream's does: the module instance that was re-added is expected to be
+// replaced too, and its next Receive already reads the fresh inbox. Moving
+// the waiting call over instead would let a stale instance compete with the
+// new one for its messages.
+type inbox struct {
+	messages    chan model.Message
+	retired     chan struct{}
+	gone        chan struct{}
+	retiredOnce sync.Once
+	goneOnce    sync.Once
+}
+
+func newInbox() *inbox {
+	return &inbox{
+		messages: make(chan model.Message, InboxSize),
+		retired:  make(chan struct{}),
+		gone:     make(chan struct{}),
+	}
+}
+
+func (in *inbox) retire() { in.retiredOnce.Do(func() { close(in.retired) }) }
+
+func (in *inbox) remove() {
+	in.retire()
+	in.goneOnce.Do(func() { close(in.gone) })
+}
 
 // waiter collects the responses to one sync request. Its buffer holds every
 // response it expects, so SendResp never blocks.
@@ -107,8 +149,13 @@ func Done() <-chan struct{} { return cur().ctx.Done() }
 // Cancel cancels the process-wide context and so starts shutdown.
 func Cancel() { cur().cancel() }
 
-// AddModule creates the module's inbox. Adding a module twice keeps the
-// first inbox, so messages already queued are not lost.
+// AddModule creates the module's inbox. A module that already has one gets a
+// fresh, empty inbox, as on upstream's bus: upstream re-adds a module to give
+// it a clean start, and its module tests re-add modules expecting none of the
+// messages queued by earlier tests. Messages still queued in the old inbox
+// are dropped. Group memberships are kept and reach the new inbox. Our own
+// restart back-off (package core) does not come here, so a module it
+// restarts keeps its queue.
 func AddModule(info *common.ModuleInfo) {
 	b := cur()
 	if info == nil || info.ModuleName == "" {
@@ -119,21 +166,28 @@ func AddModule(info *common.ModuleInfo) {
 		klog.Warningf("beehive: module %s asks for a remote transport, which is not supported; it gets an in-process inbox", info.ModuleName)
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.inboxes[info.ModuleName]; ok {
-		return
-	}
-	b.inboxes[info.ModuleName] = &inbox{
-		messages: make(chan model.Message, InboxSize),
-		gone:     make(chan struct{}),
+	old, replaced := b.inboxes[info.ModuleName]
+	b.inboxes[info.ModuleName] = newInbox()
+	b.mu.Unlock()
+	if replaced {
+		klog.V(2).Infof("beehive: module %s re-added; %d queued messages dropped", info.ModuleName, len(old.messages))
+		old.retire()
 	}
 }
 
-// AddModuleGroup makes module a member of group.
+// AddModuleGroup makes module a member of group. A module without an inbox
+// is logged and left out, as on upstream's bus, so that a group never counts
+// a member nothing can be delivered to (SendToGroupSync would wait for it).
+// Membership is by name: a module re-added by AddModule keeps its groups,
+// which then reach its fresh inbox.
 func AddModuleGroup(module, group string) {
 	b := cur()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if _, ok := b.inboxes[module]; !ok {
+		klog.Warningf("beehive: module %s has no inbox; not adding it to group %s", module, group)
+		return
+	}
 	members, ok := b.groups[group]
 	if !ok {
 		members = map[string]struct{}{}
@@ -189,8 +243,10 @@ func (b *bus) deliver(module string, in *inbox, m model.Message, deadline <-chan
 	select {
 	case in.messages <- m:
 		return nil
-	case <-in.gone:
-		return fmt.Errorf("deliver %s to %s: %w", m.Header.ID, module, ErrUnknownModule)
+	case <-in.retired:
+		// Cleaned up or re-added while the inbox was full: the message
+		// belongs to a queue that was discarded.
+		return fmt.Errorf("deliver %s to %s: inbox was removed or replaced: %w", m.Header.ID, module, ErrUnknownModule)
 	case <-b.ctx.Done():
 		return fmt.Errorf("deliver %s to %s: %w", m.Header.ID, module, ErrStopped)
 	case <-deadline:
@@ -219,7 +275,7 @@ func Receive(module string) (model.Message, error) {
 	b := cur()
 	in, ok := b.lookup(module)
 	if !ok {
-		return model.Message{}, fmt.Errorf("receive for %s: %w", module, ErrUnknownModule)
+		return model.Message{}, worded(ErrUnknownModule, "failed to get channel for module(%s)", module)
 	}
 	select {
 	case m := <-in.messages:
@@ -274,7 +330,7 @@ func SendSync(module string, m model.Message, timeout time.Duration) (model.Mess
 	b := cur()
 	in, ok := b.lookup(module)
 	if !ok {
-		return model.Message{}, fmt.Errorf("send sync to %s: %w", module, ErrUnknownModule)
+		return model.Message{}, worded(ErrUnknownModule, "bad request module name(%s)", module)
 	}
 	timeout = syncTimeout(timeout)
 	timer := time.NewTimer(timeout)
@@ -284,13 +340,16 @@ func SendSync(module string, m model.Message, timeout time.Duration) (model.Mess
 	w := b.addWaiter(m.Header.ID, 1)
 	defer b.removeWaiter(m.Header.ID)
 	if err := b.deliver(module, in, m, timer.C); err != nil {
+		if errors.Is(err, ErrTimeout) {
+			return model.Message{}, worded(ErrTimeout, "timeout to send message %s", m.Header.ID)
+		}
 		return model.Message{}, fmt.Errorf("send sync: %w", err)
 	}
 	select {
 	case resp := <-w.responses:
 		return resp, nil
 	case <-timer.C:
-		return model.Message{}, fmt.Errorf("send sync %s to %s: no response within %v: %w", m.Header.ID, module, timeout, ErrTimeout)
+		return model.Message{}, worded(ErrTimeout, "timeout to get response for message %s", m.Header.ID)
 	case <-b.ctx.Done():
 		return model.Message{}, fmt.Errorf("send sync %s to %s: %w", m.Header.ID, module, ErrStopped)
 	}

@@ -328,3 +328,131 @@ func TestContextWorksBeforeInit(t *testing.T) {
 		t.Fatal("fresh context already cancelled")
 	}
 }
+
+// Upstream gives a re-added module a fresh inbox; its module tests re-add
+// modules and must not receive what earlier tests queued.
+func TestAddModuleAgainGivesFreshInbox(t *testing.T) {
+	freshBus(t, "meta")
+	AddModuleGroup("meta", "g")
+	Send("meta", *model.NewMessage("").FillBody("stale"))
+	AddModule(&common.ModuleInfo{ModuleName: "meta", ModuleType: common.MsgCtxTypeChannel})
+	if n := len(cur().inboxes["meta"].messages); n != 0 {
+		t.Fatalf("the re-added module's inbox holds %d messages", n)
+	}
+	Send("meta", *model.NewMessage("").FillBody("direct"))
+	SendToGroup("g", *model.NewMessage("").FillBody("group"))
+	for _, want := range []string{"direct", "group"} {
+		m, err := Receive("meta")
+		if err != nil || m.GetContent() != want {
+			t.Fatalf("got %v, %v; want %q", m.GetContent(), err, want)
+		}
+	}
+}
+
+// A sender waiting for room in an inbox that AddModule replaces gives up
+// rather than waiting for a reader that will never come.
+func TestAddModuleAgainReleasesBlockedSender(t *testing.T) {
+	freshBus(t, "full")
+	for i := 0; i < InboxSize; i++ {
+		Send("full", *model.NewMessage(""))
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := SendSync("full", *model.NewMessage(""), 10*time.Second)
+		errc <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	AddModule(&common.ModuleInfo{ModuleName: "full", ModuleType: common.MsgCtxTypeChannel})
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrUnknownModule) {
+			t.Fatalf("SendSync returned %v, want ErrUnknownModule", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("a sender stayed blocked on a replaced inbox")
+	}
+}
+
+// A receive already waiting on the replaced inbox stays with it, as on
+// upstream's bus, so that a stale module instance does not take messages
+// meant for the re-added one; shutdown still releases it.
+func TestAddModuleAgainLeavesWaitingReceiverOnOldInbox(t *testing.T) {
+	freshBus(t, "meta")
+	stale := make(chan error, 1)
+	go func() { _, err := Receive("meta"); stale <- err }()
+	time.Sleep(20 * time.Millisecond)
+	AddModule(&common.ModuleInfo{ModuleName: "meta", ModuleType: common.MsgCtxTypeChannel})
+	Send("meta", *model.NewMessage("").FillBody("new"))
+	fresh := make(chan model.Message, 1)
+	go func() {
+		if m, err := Receive("meta"); err == nil {
+			fresh <- m
+		}
+	}()
+	select {
+	case m := <-fresh:
+		if m.GetContent() != "new" {
+			t.Fatalf("got %v, want the message sent after the re-add", m.GetContent())
+		}
+	case err := <-stale:
+		t.Fatalf("the receive waiting on the old inbox returned first (%v)", err)
+	case <-time.After(time.Second):
+		t.Fatal("the message sent after the re-add did not arrive")
+	}
+	select {
+	case err := <-stale:
+		t.Fatalf("the receive waiting on the old inbox returned %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	Cancel()
+	select {
+	case err := <-stale:
+		if !errors.Is(err, ErrStopped) {
+			t.Fatalf("got %v, want ErrStopped", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("shutdown left a receive blocked on a replaced inbox")
+	}
+}
+
+// Modules hand SendSync's error text to their peers, so it reads as
+// upstream's; errors.Is still tells the cases apart.
+func TestSendSyncErrorsReadAsUpstream(t *testing.T) {
+	freshBus(t, "silent", "busy")
+	if _, err := SendSync("nobody", *model.NewMessage(""), time.Second); err == nil ||
+		err.Error() != "bad request module name(nobody)" || !errors.Is(err, ErrUnknownModule) {
+		t.Errorf("unknown module: %v", err)
+	}
+	req := model.NewMessage("")
+	if _, err := SendSync("silent", *req, 10*time.Millisecond); err == nil ||
+		err.Error() != "timeout to get response for message "+req.GetID() || !errors.Is(err, ErrTimeout) {
+		t.Errorf("no response: %v", err)
+	}
+	for i := 0; i < InboxSize; i++ {
+		Send("busy", *model.NewMessage(""))
+	}
+	req = model.NewMessage("")
+	if _, err := SendSync("busy", *req, 10*time.Millisecond); err == nil ||
+		err.Error() != "timeout to send message "+req.GetID() || !errors.Is(err, ErrTimeout) {
+		t.Errorf("full inbox: %v", err)
+	}
+	if _, err := Receive("nobody"); err == nil ||
+		err.Error() != "failed to get channel for module(nobody)" || !errors.Is(err, ErrUnknownModule) {
+		t.Errorf("receive for unknown module: %v", err)
+	}
+}
+
+// As on upstream's bus, a module without an inbox joins no group, so that a
+// sync group send does not wait for a member that cannot receive.
+func TestAddModuleGroupWithoutInboxIsIgnored(t *testing.T) {
+	freshBus(t, "a")
+	AddModuleGroup("a", "twin")
+	AddModuleGroup("ghost", "twin")
+	if _, ok := cur().groups["twin"]["ghost"]; ok {
+		t.Fatal("a module without an inbox joined the group")
+	}
+	responder("a", func(req model.Message) *model.Message { return req.NewRespByMessage(&req, "ok") })
+	if err := SendToGroupSync("twin", *model.NewMessage(""), time.Second); err != nil {
+		t.Fatalf("SendToGroupSync: %v", err)
+	}
+}

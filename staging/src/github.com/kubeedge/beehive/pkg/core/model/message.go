@@ -196,7 +196,9 @@ func (m *Message) IsEmpty() bool {
 }
 
 // GetContentData returns the content as bytes: byte slices and strings as they
-// are, anything else as JSON.
+// are, anything else as JSON. The error text is upstream's word for word,
+// because modules pass it on to their peers (metamanager sends it to the
+// cloud and to edged); the cause stays wrapped for errors.Is and errors.As.
 func (m *Message) GetContentData() ([]byte, error) {
 	switch c := m.Content.(type) {
 	case []byte:
@@ -206,17 +208,22 @@ func (m *Message) GetContentData() ([]byte, error) {
 	default:
 		data, err := json.Marshal(c)
 		if err != nil {
-			return nil, fmt.Errorf("marshal content of message %s: %w", m.Header.ID, err)
+			return nil, fmt.Errorf("marshal message content failed: %w", err)
 		}
 		return data, nil
 	}
 }
 
-// Clone returns a copy of m under a new ID.
+// Clone returns a copy of msg under a new ID with what upstream's clone
+// keeps: parent ID, timestamp, source, group, resource, operation and
+// content. Destination, resource version, type and the sync flag are left
+// out as there: a clone is a new message, not a second sync request waiting
+// for the same response.
 func (m *Message) Clone(msg *Message) *Message {
-	c := *msg
-	c.Header.ID = uuid.New().String()
-	return &c
+	return NewRawMessage().
+		BuildHeader(uuid.New().String(), msg.Header.ParentID, msg.Header.Timestamp).
+		BuildRouter(msg.Router.Source, msg.Router.Group, msg.Router.Resource, msg.Router.Operation).
+		FillBody(msg.Content)
 }
 
 // NewRespByMessage builds the response to msg carrying content.
@@ -228,10 +235,11 @@ func (m *Message) NewRespByMessage(msg *Message, content interface{}) *Message {
 		FillBody(content)
 }
 
-// String describes the message on one line for logs; the content is left out
-// because it can be large or secret.
+// String describes the message on one line for logs, laid out as upstream's
+// so that log searches written for upstream's edgecore find ours; the content
+// is left out because it can be large or secret.
 func (m *Message) String() string {
-	return fmt.Sprintf("MessageID: %s, ParentID: %s, Group: %s, Source: %s, Destination: %s, Resource: %s, Operation: %s",
+	return fmt.Sprintf("MessageID: %s ParentID: %s Group: %s Source: %s Destination: %s Resource: %s Operation: %s",
 		m.Header.ID, m.Header.ParentID, m.Router.Group, m.Router.Source, m.Router.Destination,
 		m.Router.Resource, m.Router.Operation)
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -112,5 +113,43 @@ func TestStringNamesRoute(t *testing.T) {
 	}
 	if strings.Contains(s, "\n") {
 		t.Error("String spans lines")
+	}
+}
+
+// Modules pass this text on to their peers (metamanager to the cloud and to
+// edged), so it must read as upstream's.
+func TestGetContentDataErrorReadsAsUpstream(t *testing.T) {
+	_, err := NewRawMessage().FillBody(make(chan int)).GetContentData()
+	if err == nil || err.Error() != "marshal message content failed: json: unsupported type: chan int" {
+		t.Fatalf("got %v", err)
+	}
+	var unsupported *json.UnsupportedTypeError
+	if !errors.As(err, &unsupported) {
+		t.Fatal("the encoding error is not wrapped")
+	}
+}
+
+// A clone keeps what upstream's keeps and nothing more: carrying the sync
+// flag or the destination over would make it look like the original request.
+func TestCloneKeepsUpstreamsFields(t *testing.T) {
+	req := NewMessage("parent").BuildRouter("edged", "meta", "pod", QueryOperation).
+		SetDestination("metamanager").SetType("t").SetResourceVersion("5").FillBody("x")
+	req.Header.Sync = true
+	c := req.Clone(req)
+	want := Message{
+		Header:  MessageHeader{ID: c.GetID(), ParentID: "parent", Timestamp: req.GetTimestamp()},
+		Router:  MessageRoute{Source: "edged", Group: "meta", Resource: "pod", Operation: QueryOperation},
+		Content: "x",
+	}
+	if *c != want {
+		t.Fatalf("clone %+v, want %+v", *c, want)
+	}
+}
+
+func TestStringReadsAsUpstream(t *testing.T) {
+	m := NewRawMessage().BuildHeader("i", "p", 1).BuildRouter("s", "g", "r", "o").SetDestination("d")
+	want := "MessageID: i ParentID: p Group: g Source: s Destination: d Resource: r Operation: o"
+	if got := m.String(); got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
