@@ -87,7 +87,7 @@ tools:
 # small: the bus, the stop path, the service lifecycle, the log file, the
 # Windows adapters and the fake runtime. The packages that link the kubelet
 # run without it: their -race build alone costs about 20 minutes cold.
-RACE_PKGS := ./internal/lifecycle/... ./internal/logfile/... ./windows/... ./test/fakecri/...
+RACE_PKGS := ./internal/lifecycle/... ./internal/logfile/... ./internal/crashlog/... ./windows/... ./test/fakecri/...
 
 unit: $(WORK)
 	go test -count=1 ./...
@@ -132,8 +132,17 @@ $(E2E)/cloudcore: $(WORK) test/e2e/cloudcore/main.go $(SOURCES)
 $(E2E)/fakecri: $(FAKECRI_SOURCES) $(WORK)
 	go build -trimpath -o $@ ./test/fakecri/cmd/fakecri
 
-e2e: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri
+# The journey scenario copies this prefix for a host of its own: prepared
+# like the test prefix, and never run in, so every copy starts as a clean
+# Windows host.
+CLEAN_PREFIX := $(OUT)/wine-clean
+$(CLEAN_PREFIX)/.prepared: build/wine/setup.sh build/wine/pdh.c build/wine/processprng.c
+	WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) build/wine/setup.sh
+	touch $@
+
+e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
+	JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
 	ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(CURDIR)/$(E2E)/cloudcore \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
