@@ -90,6 +90,9 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	modules.Register(cfg)
+	// An upgrade that restarted the service into this process (or was cut
+	// short by a power loss) is finished or rolled back from here.
+	modules.FinishPendingUpgrade(ctx)
 	if features.DefaultFeatureGate.Enabled(features.ModuleRestart) {
 		core.EnableModuleRestart()
 	}
