@@ -82,6 +82,25 @@ func (h *winHost) restart(t *testing.T) {
 	h.boot(t)
 }
 
+// install copies edgecore.exe to dir on the host's C: drive, as an
+// operator copies it onto a server, and runs it from there from now on:
+// an upgrade replaces the installed binary, never the build's.
+func (h *winHost) install(t *testing.T, dir string) {
+	t.Helper()
+	data, err := os.ReadFile(h.exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := dir + `\edgecore.exe`
+	if err := os.MkdirAll(h.drive(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.drive(exe), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.exe = exe
+}
+
 func (h *winHost) wineserver() string {
 	if p := filepath.Join(filepath.Dir(h.wine), "wineserver"); fileExists(p) {
 		return p

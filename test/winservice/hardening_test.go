@@ -159,16 +159,7 @@ func TestServiceHardening(t *testing.T) {
 	})
 
 	t.Run("pre-shutdown stops the service cleanly", func(t *testing.T) {
-		m, err := mgr.Connect()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Disconnect()
-		s, err := m.OpenService(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := openService(t, name)
 		if _, err := s.Control(svc.PreShutdown); err != nil {
 			// Windows sends pre-shutdown only itself, at a host
 			// shutdown, and Wine's shutdown (wineboot --shutdown) stops
@@ -319,23 +310,30 @@ func preShutdownTimeout(t *testing.T) time.Duration {
 	return time.Duration(info.TimeoutMillis) * time.Millisecond
 }
 
+// openService opens an installed service through the service manager; the
+// handles are closed when the test ends.
+func openService(t *testing.T, service string) *mgr.Service {
+	t.Helper()
+	m, err := mgr.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Disconnect() })
+	s, err := m.OpenService(service)
+	if err != nil {
+		t.Fatalf("open service %s: %v", service, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // dependsOn asks the service manager what the service depends on. Wine's
 // stores dependencies where Windows does (the DependOnService registry
 // value) but does not report them through QueryServiceConfig; there the
 // registry is read.
 func dependsOn(t *testing.T, service string) []string {
 	t.Helper()
-	m, err := mgr.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Disconnect()
-	s, err := m.OpenService(service)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := s.Config()
+	c, err := openService(t, service).Config()
 	if err == nil && len(c.Dependencies) > 0 {
 		return c.Dependencies
 	}
