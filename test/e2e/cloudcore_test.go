@@ -58,6 +58,8 @@ func (c *cluster) startCloudcore(t *testing.T) {
 	cfg.Modules.DeviceController.Enable = false
 	cfg.Modules.CloudStream.Enable = false
 	cfg.Modules.Router.Enable = false
+	// NodeUpgradeJobs (TestWindowsUpgrade) go through the task manager.
+	cfg.Modules.TaskManager.Enable = true
 	data, err := yaml.Marshal(&cfg)
 	if err != nil {
 		t.Fatal(err)
