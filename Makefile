@@ -43,7 +43,7 @@ GOBUILD := go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux test unit vet wine-test wine-setup bench conformance clean package package-test e2e
+.PHONY: all workspace tools windows linux test unit vet wine-test wine-setup bench bench-node conformance clean package package-test e2e
 
 all: windows linux
 
@@ -144,6 +144,44 @@ e2e: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudc
 
 bench:
 	cd staging/src/github.com/kubeedge/beehive && go test -run '^$$' -bench . -benchmem ./pkg/core/context/
+
+# The node benchmark: our edgecore against a reference edgecore built from
+# upstream's own main (edge/cmd/edgecore) in the same module graph and with
+# the same flags, on the loopback cloud of the e2e tests, run alternately
+# BENCH_RUNS times each. On Linux it measures start to Ready, then memory and
+# CPU BENCH_WINDOW after Ready with one pod; under Wine, start to Ready and
+# the processes started meanwhile (BENCH_LINUX=0 or BENCH_WINE=0 leaves a
+# part out). It prints a Markdown table of medians and ratios, kept in
+# $(BENCH_TABLE), keeps each node's log in $(OUT)/bench-node-logs, asserts
+# nothing and is not part of `make test`.
+REF := $(OUT)/reference
+REF_EXE := $(REF)/windows-amd64/edgecore.exe
+REF_BIN := $(REF)/linux-amd64/edgecore
+REF_PKG := github.com/kubeedge/kubeedge/edge/cmd/edgecore
+BENCH_RUNS ?= 3
+BENCH_WINDOW ?= 60s
+BENCH_LINUX ?= 1
+BENCH_WINE ?= 1
+BENCH_TABLE := $(OUT)/bench-node.md
+
+$(REF_EXE): $(WORK) Makefile
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -o $@ $(REF_PKG)
+$(REF_BIN): $(WORK) Makefile
+	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ $(REF_PKG)
+
+bench-node: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri $(REF_EXE) $(REF_BIN)
+	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
+	ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(CURDIR)/$(E2E)/cloudcore \
+	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
+	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
+	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
+	REF_EDGECORE_BIN=$(CURDIR)/$(REF_BIN) REF_EDGECORE_EXE=$(CURDIR)/$(REF_EXE) \
+	BENCH_RUNS=$(BENCH_RUNS) BENCH_WINDOW=$(BENCH_WINDOW) BENCH_LINUX=$(BENCH_LINUX) BENCH_WINE=$(BENCH_WINE) \
+	BENCH_OUT=$(CURDIR)/$(BENCH_TABLE) BENCH_LOGS=$(CURDIR)/$(OUT)/bench-node-logs \
+	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine) \
+	go test -tags e2e,benchnode -count=1 -v -run '^TestBenchNode$$' -timeout 60m ./test/e2e/
+	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
+	@cat $(BENCH_TABLE)
 
 # Upstream KubeEdge's own unit tests of every package that links beehive,
 # edge and cloud, compiled against our beehive (see build/conformance.sh).
