@@ -39,6 +39,11 @@ PATCHED := $(OUT)/upstream
 WORK := go.work
 export GOWORK := $(CURDIR)/$(WORK)
 GOBUILD := go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
+# Build tags of edgecore itself (not of the reference build of bench-node):
+# providerless leaves out the kubelet's legacy cloud credential provider
+# (GCP, whose checks run wmic on Windows; patches/0004) and cadvisor's
+# cloud metadata probes.
+EDGECORE_TAGS := providerless
 
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
@@ -68,11 +73,11 @@ workspace: $(WORK)
 
 $(WIN_EXE): $(SOURCES) $(WORK) $(SYSO)
 	@command -v $(MINGW_CC) >/dev/null || { echo "$(MINGW_CC) not found: apt-get install gcc-mingw-w64-x86-64"; exit 1; }
-	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -o $@ ./cmd/edgecore
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -tags $(EDGECORE_TAGS) -o $@ ./cmd/edgecore
 
 linux: $(LINUX_BIN)
 $(LINUX_BIN): $(SOURCES) $(WORK)
-	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ ./cmd/edgecore
+	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -tags $(EDGECORE_TAGS) -o $@ ./cmd/edgecore
 
 # Everything CI checks, tools first so that a missing one is named at once:
 # unit tests, upstream's module tests against our beehive (conformance), vet
