@@ -9,8 +9,8 @@ require (
 	github.com/kubeedge/beehive v0.0.0
 	github.com/kubeedge/kubeedge v1.20.0
 	github.com/shirou/gopsutil/v3 v3.23.2
-	github.com/spf13/cobra v1.7.0
-	github.com/spf13/pflag v1.0.6-0.20210604193023-d5e0c0615ace
+	github.com/spf13/cobra v1.9.1
+	github.com/spf13/pflag v1.0.6
 	github.com/yusufpapurcu/wmi v1.2.2
 	golang.org/x/sys v0.28.0
 	golang.org/x/term v0.27.0
