@@ -380,8 +380,8 @@ func median(xs []float64) float64 {
 func benchTable(vs []variant, linux, windows map[string][]sample, runs int, window time.Duration) string {
 	var b strings.Builder
 	host, _ := os.Hostname()
-	fmt.Fprintf(&b, "\nNode benchmark, %s, %s (%d CPUs), median of %d runs each, run alternately\n\n",
-		time.Now().Format("2006-01-02"), host, runtime.NumCPU(), runs)
+	fmt.Fprintf(&b, "\nNode benchmark, %s, %s (%s, %d CPUs), median of %d runs each, run alternately\n\n",
+		time.Now().Format("2006-01-02"), host, cpuModel(), runtime.NumCPU(), runs)
 	fmt.Fprintf(&b, "| figure | ours | reference | ours/reference |\n|---|---|---|---|\n")
 	row := func(label, unit string, f func(v variant) (float64, bool)) {
 		a, okA := f(vs[0])
@@ -448,6 +448,17 @@ func benchTable(vs []variant, linux, windows map[string][]sample, runs int, wind
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// cpuModel is the processor's name as /proc/cpuinfo gives it.
+func cpuModel() string {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
 }
 
 func countNames(names []string) string {
