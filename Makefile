@@ -24,14 +24,17 @@ export WINEPREFIX ?= $(CURDIR)/$(OUT)/wine
 export WINEDEBUG ?= -all
 
 PKG := github.com/kubeedge-windows/edgecore
-LDFLAGS := -s -w \
-	-X $(PKG)/internal/version.version=$(VERSION) \
+# ldflags stamps version $(1) built from KubeEdge $(2); the upgrade scenario
+# builds the same code as later releases.
+ldflags = -s -w \
+	-X $(PKG)/internal/version.version=$(1) \
 	-X $(PKG)/internal/version.gitCommit=$(GIT_COMMIT) \
 	-X $(PKG)/internal/version.buildDate=$(BUILD_DATE) \
-	-X github.com/kubeedge/kubeedge/pkg/version.gitVersion=$(KUBEEDGE_VERSION) \
+	-X github.com/kubeedge/kubeedge/pkg/version.gitVersion=$(2) \
 	-X github.com/kubeedge/kubeedge/pkg/version.gitTreeState=clean \
 	-X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION) \
 	-X k8s.io/component-base/version.gitTreeState=clean
+LDFLAGS := $(call ldflags,$(VERSION),$(KUBEEDGE_VERSION))
 # Upstream KubeEdge with patches/ applied, and the workspace that uses it:
 # every go command below (builds, unit tests, vet, the e2e mains) runs in
 # that one module graph, and so does an editor once go.work exists.
@@ -94,7 +97,7 @@ tools:
 # small: the bus, the stop path, the service lifecycle, the log file, the
 # Windows adapters and the fake runtime. The packages that link the kubelet
 # run without it: their -race build alone costs about 20 minutes cold.
-RACE_PKGS := ./internal/lifecycle/... ./internal/logfile/... ./windows/... ./test/fakecri/...
+RACE_PKGS := ./internal/lifecycle/... ./internal/logfile/... ./internal/crashlog/... ./internal/release/... ./windows/... ./test/fakecri/...
 
 unit: $(WORK)
 	go test -count=1 ./...
@@ -144,8 +147,34 @@ $(E2E)/cloudcore: $(WORK) test/e2e/cloudcore/main.go $(SOURCES)
 $(E2E)/fakecri: $(FAKECRI_SOURCES) $(WORK)
 	go build -trimpath -o $@ ./test/fakecri/cmd/fakecri
 
-e2e: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri
+# The journey scenario copies this prefix for a host of its own: prepared
+# like the test prefix, and never run in, so every copy starts as a clean
+# Windows host.
+CLEAN_PREFIX := $(OUT)/wine-clean
+$(CLEAN_PREFIX)/.prepared: build/wine/setup.sh build/wine/pdh.c build/wine/processprng.c
+	WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) build/wine/setup.sh
+	touch $@
+
+# The upgrade scenario's two release zips: this code released again as
+# v0.2.0 (built from "KubeEdge v1.20.1", so that cloudcore would also send
+# it a NodeUpgradeJob), and a v0.3.0 whose binary exits at once.
+UPGRADE := $(OUT)/upgrade
+UPGRADE_GOOD := $(UPGRADE)/edgecore-v0.2.0-windows-amd64.zip
+UPGRADE_BAD := $(UPGRADE)/edgecore-v0.3.0-windows-amd64.zip
+$(UPGRADE)/v0.2.0/edgecore.exe: $(SOURCES) $(WORK) $(SYSO)
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) go build -trimpath -buildvcs=false \
+		-ldflags "$(call ldflags,v0.2.0,v1.20.1)" -o $@ ./cmd/edgecore
+$(UPGRADE)/v0.3.0/edgecore.exe: test/e2e/badrelease/main.go
+	GOOS=windows GOARCH=amd64 go build -trimpath -buildvcs=false -o $@ ./test/e2e/badrelease
+$(UPGRADE_GOOD): $(UPGRADE)/v0.2.0/edgecore.exe build/package.sh
+	KUBEEDGE_VERSION=v1.20.1 build/package.sh $< v0.2.0 $@
+$(UPGRADE_BAD): $(UPGRADE)/v0.3.0/edgecore.exe build/package.sh
+	KUBEEDGE_VERSION=v1.20.2 build/package.sh $< v0.3.0 $@
+
+e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
+	JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
+	UPGRADE_GOOD_ZIP=$(CURDIR)/$(UPGRADE_GOOD) UPGRADE_BAD_ZIP=$(CURDIR)/$(UPGRADE_BAD) \
 	ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(CURDIR)/$(E2E)/cloudcore \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \

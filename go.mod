@@ -4,10 +4,15 @@ go 1.22.9
 
 require (
 	github.com/Microsoft/go-winio v0.6.2
+	github.com/Microsoft/hcsshim v0.11.7
+	github.com/beego/beego/v2 v2.1.6
 	github.com/distribution/reference v0.6.0
 	github.com/kubeedge/api v1.20.0
 	github.com/kubeedge/beehive v0.0.0
 	github.com/kubeedge/kubeedge v1.20.0
+	github.com/lucas-clemente/quic-go v0.10.1
+	github.com/mattn/go-sqlite3 v1.14.22
+	github.com/pelletier/go-toml/v2 v2.2.4
 	github.com/shirou/gopsutil/v3 v3.23.2
 	github.com/spf13/cobra v1.9.1
 	github.com/spf13/pflag v1.0.6
@@ -17,7 +22,10 @@ require (
 	google.golang.org/grpc v1.63.0
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 	gopkg.in/yaml.v3 v3.0.1
+	k8s.io/api v0.30.7
+	k8s.io/apiextensions-apiserver v0.30.7
 	k8s.io/apimachinery v0.30.7
+	k8s.io/client-go v0.30.7
 	k8s.io/component-base v0.30.7
 	k8s.io/cri-api v0.30.7
 	k8s.io/klog/v2 v2.120.1
@@ -32,13 +40,11 @@ require (
 	github.com/256dpi/mercury v0.1.0 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20210617225240-d185dfc1b5a1 // indirect
 	github.com/JeffAshton/win_pdh v0.0.0-20161109143554-76bb4ee9f0ab // indirect
-	github.com/Microsoft/hcsshim v0.11.7 // indirect
 	github.com/NYTimes/gziphandler v1.1.1 // indirect
 	github.com/antlr/antlr4/runtime/Go/antlr/v4 v4.0.0-20230305170008-8188dc5388df // indirect
 	github.com/armon/circbuf v0.0.0-20190214190532-5111143e8da2 // indirect
 	github.com/asaskevich/govalidator v0.0.0-20200428143746-21a406dcc535 // indirect
 	github.com/avast/retry-go v3.0.0+incompatible // indirect
-	github.com/beego/beego/v2 v2.1.6 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bifurcation/mint v0.0.0-20180715133206-93c51c6ce115 // indirect
 	github.com/blang/semver v3.5.1+incompatible // indirect
@@ -98,11 +104,9 @@ require (
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/karrick/godirwalk v1.17.0 // indirect
 	github.com/lucas-clemente/aes12 v0.0.0-20171027163421-cd47fb39b79f // indirect
-	github.com/lucas-clemente/quic-go v0.10.1 // indirect
 	github.com/lucas-clemente/quic-go-certificates v0.0.0-20160823095156-d2f86524cced // indirect
 	github.com/lufia/plan9stats v0.0.0-20211012122336-39d0f177ccd0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
-	github.com/mattn/go-sqlite3 v1.14.22 // indirect
 	github.com/matttproud/golang_protobuf_extensions v1.0.4 // indirect
 	github.com/mistifyio/go-zfs v2.1.2-0.20190413222219-f784269be439+incompatible // indirect
 	github.com/moby/spdystream v0.2.0 // indirect
@@ -172,10 +176,7 @@ require (
 	gopkg.in/square/go-jose.v2 v2.6.0 // indirect
 	gopkg.in/tomb.v2 v2.0.0-20161208151619-d5d1b5820637 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
-	k8s.io/api v0.30.7 // indirect
-	k8s.io/apiextensions-apiserver v0.30.7 // indirect
 	k8s.io/apiserver v0.30.7 // indirect
-	k8s.io/client-go v0.30.7 // indirect
 	k8s.io/cloud-provider v0.30.7 // indirect
 	k8s.io/cluster-bootstrap v0.30.7 // indirect
 	k8s.io/component-helpers v0.0.0 // indirect

@@ -2,7 +2,9 @@
 # Assembles the release zip for an offline Windows host:
 #   edgecore.exe, a sample configuration, the quick start from README.md as
 #   text, LICENSE, NOTICE, the licenses of every Go module compiled into
-#   edgecore.exe (from the module cache), and SHA256SUMS over all of them.
+#   edgecore.exe (from the module cache), manifest.json (version, platform,
+#   KubeEdge version; KUBEEDGE_VERSION overrides the last), and SHA256SUMS
+#   over all of them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 exe=${1:?usage: build/package.sh EDGECORE_EXE VERSION OUTPUT_ZIP}
@@ -37,6 +39,16 @@ while read -r path ver; do
   notice=$(find "$moddir" -maxdepth 1 -type f -iname 'NOTICE*' | sort | head -1)
   if [ -n "$notice" ]; then cp "$notice" "$dir/licenses/$name.NOTICE.txt"; fi
 done
+
+# What the package is, for `edgecore.exe upgrade` and the NodeUpgradeJob
+# executor, which read it rather than trust the zip's name: the platform
+# comes from the binary's own build information.
+setting() { go version -m "$exe" | awk -v k="$1" '$1 == "build" && index($2, k "=") == 1 { print substr($2, length(k) + 2) }'; }
+goos=$(setting GOOS) goarch=$(setting GOARCH)
+[ "$goos/$goarch" = windows/amd64 ] || { echo "$exe is built for ${goos:-?}/${goarch:-?}, not windows/amd64" >&2; exit 1; }
+kubeedge=${KUBEEDGE_VERSION:-$(GOWORK=off go list -m -f '{{.Version}}' github.com/kubeedge/kubeedge)}
+printf '{\n  "name": "edgecore",\n  "version": "%s",\n  "os": "%s",\n  "arch": "%s",\n  "kubeedge": "%s",\n  "binary": "edgecore.exe"\n}\n' \
+  "$version" "$goos" "$goarch" "$kubeedge" > "$dir/manifest.json"
 
 (cd "$dir" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs -d '\n' sha256sum > SHA256SUMS)
 mkdir -p "$(dirname "$zip_out")"

@@ -9,24 +9,31 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/podnet"
+	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
 
 // newResetCommand undoes a join: it removes the service and what join
 // wrote, and leaves containerd and the CNI configuration alone.
 func newResetCommand() *cobra.Command {
 	o := join.ResetOptions{ConfigFile: hostLayout().ConfigFile}
+	var network bool
 	cmd := &cobra.Command{
 		Use:   "reset",
 		Short: "Remove the edgecore service and what join set up on this host",
 		Long: "Stop and delete the edgecore service, then remove the configuration, the node certificates,\n" +
 			"the database (unless --keep-data) and edgecore's logs. containerd, its containers and images,\n" +
-			"the CNI configuration and the kubelet's directory are left alone. It asks before removing\n" +
-			"anything; without a terminal to ask on, pass --force.",
-		Example: "  edgecore.exe reset\n  edgecore.exe reset --force --keep-data",
+			"the CNI configuration and the kubelet's directory are left alone; --network also removes the HNS\n" +
+			"network and host endpoint that cni-config created. It asks before removing anything; without a\n" +
+			"terminal to ask on, pass --force.",
+		Example: "  edgecore.exe reset\n  edgecore.exe reset --force --keep-data\n  edgecore.exe reset --network",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Host = config.CurrentHost(runtime.GOOS)
 			o.LogFile = config.NewLayout(o.Host).LogFile
+			if network {
+				o.Network = podnet.Remover{StateFile: podnet.StateFile(config.NewLayout(o.Host)), FS: podnet.OSFS{}, HNS: hns.New()}
+			}
 			in := cmd.InOrStdin()
 			// Only a console can answer the question; a pipe, a file or a
 			// remote session without one cannot.
@@ -41,5 +48,6 @@ func newResetCommand() *cobra.Command {
 	fs.BoolVar(&o.KeepData, "keep-data", false, "Keep the database (pods, config maps and secrets the node has cached)")
 	fs.BoolVar(&o.Force, "force", false, "Reset without asking for confirmation (needed when standard input is not a terminal)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "Print what reset would remove and change nothing")
+	fs.BoolVar(&network, "network", false, "Also remove the HNS network and host endpoint that cni-config created (and only those)")
 	return cmd
 }

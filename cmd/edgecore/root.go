@@ -78,7 +78,7 @@ func NewCommand() *cobra.Command {
 	})
 
 	cmd.AddCommand(newConfigCommand(), newJoinCommand(), newResetCommand(), newServiceCommand(),
-		newPreflightCommand(), newCNIConfigCommand())
+		newPreflightCommand(), newCNIConfigCommand(), newUpgradeCommand(), newRollbackCommand())
 	cmd.CompletionOptions.DisableDefaultCmd = true
 
 	named := opts.flags(cmd.Name())

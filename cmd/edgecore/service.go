@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/servicectl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -16,14 +17,14 @@ import (
 func newServiceCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "service",
-		Short: "Install, remove, start, stop or show the edgecore Windows service",
+		Short: "Install, remove, start, stop or show the edgecore Windows service, or dump its goroutine stacks",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	var configFile string
 	install := &cobra.Command{
 		Use:   "install",
-		Short: "Install edgecore as a service that starts with Windows and restarts after failures",
+		Short: "Install edgecore as a service that starts with Windows (after containerd) and restarts after failures",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exe, err := os.Executable()
@@ -41,7 +42,7 @@ func newServiceCommand() *cobra.Command {
 				return err
 			}
 			c := service.DefaultConfig(exe, abs)
-			warnings, err := service.Install(c)
+			warnings, err := servicectl.Install(c, hostLayout().LogDir, servicectl.HostSystem())
 			for _, w := range warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
@@ -49,7 +50,9 @@ func newServiceCommand() *cobra.Command {
 				return err
 			}
 			line, _ := c.CommandLine()
-			fmt.Fprintf(cmd.OutOrStdout(), "Installed service %s: %s\nStart it with: edgecore.exe service start\n", c.Name, line)
+			fmt.Fprintf(cmd.OutOrStdout(), "Installed service %s: %s\n", c.Name, line)
+			fmt.Fprintf(cmd.OutOrStdout(), "Its logs, panic log and stack dumps go to %s, open to SYSTEM and Administrators only.\n", hostLayout().LogDir)
+			fmt.Fprintln(cmd.OutOrStdout(), "Start it with: edgecore.exe service start")
 			return nil
 		},
 	}
@@ -71,14 +74,32 @@ func newServiceCommand() *cobra.Command {
 	}
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Say whether the service is installed and running",
+		Short: "Say whether the service is installed and running, and name a panic log a crash left",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := service.Query(service.DefaultName)
+			out, err := servicectl.Status(service.DefaultName, hostLayout().LogFile, servicectl.HostSystem())
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", service.DefaultName, s)
+			fmt.Fprint(cmd.OutOrStdout(), out)
+			return nil
+		},
+	}
+	dump := &cobra.Command{
+		Use:   "dump",
+		Short: "Have the running service write every goroutine's stack to a file, and print its path",
+		Long: "Signal the running service's event Global\\stackdump-<pid>: edgecore writes the stacks of all its goroutines\n" +
+			"to a file beside its log, " + hostLayout().LogDir + ", which this command waits for and names.\n" +
+			"Use it when the node hangs, before restarting it. Run it from an elevated prompt.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			path, err := servicectl.Dump(ctx, service.DefaultName, hostLayout().LogFile, servicectl.DumpTimeout, servicectl.HostSystem())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Goroutine stacks written to %s\n", path)
 			return nil
 		},
 	}
@@ -92,6 +113,6 @@ func newServiceCommand() *cobra.Command {
 		simple("stop", "Stop the service and wait until it has stopped", func() error {
 			return service.Stop(service.DefaultName, service.StopWaitTimeout)
 		}, "Service "+service.DefaultName+" is stopped."),
-		status)
+		status, dump)
 	return cmd
 }

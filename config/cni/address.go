@@ -48,8 +48,9 @@ var reserved = []struct {
 }
 
 // parseSubnet accepts an IPv4 CIDR naming a whole network with room for a
-// gateway and at least one container.
-func parseSubnet(s string) (netip.Prefix, error) {
+// gateway and at least one container. network names the pod network in
+// messages.
+func parseSubnet(s, network string) (netip.Prefix, error) {
 	s = strings.TrimSpace(s)
 	bad := func(problem, fix string) error {
 		return &FlagError{Flag: FlagSubnet, Value: s, Problem: problem, Fix: fix}
@@ -66,7 +67,7 @@ func parseSubnet(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, bad("is not a CIDR", "write it as address/length, e.g. "+FlagSubnet+" "+exampleSubnet)
 	}
 	if !p.Addr().Is4() {
-		return netip.Prefix{}, bad("is IPv6, which the nat network does not support",
+		return netip.Prefix{}, bad("is IPv6, which the "+network+" network does not support",
 			"give an IPv4 range, e.g. "+FlagSubnet+" "+exampleSubnet)
 	}
 	if p != p.Masked() {

@@ -10,7 +10,8 @@ import (
 // work is refused; a host resolver that cannot work is skipped, because
 // Windows lists placeholders (fec0:0:0:ffff::1 and friends) on hosts
 // without DHCPv6 that no container on an IPv4 nat network can reach.
-func pickNameservers(explicit, host []string) ([]string, error) {
+// network names the pod network in messages ("nat", "l2bridge").
+func pickNameservers(explicit, host []string, network string) ([]string, error) {
 	if len(explicit) > 0 {
 		var out []string
 		for _, s := range explicit {
@@ -20,7 +21,7 @@ func pickNameservers(explicit, host []string) ([]string, error) {
 				return nil, &FlagError{Flag: FlagDNS, Value: s, Problem: "is not an IP address",
 					Fix: "give the DNS server's IPv4 address, e.g. " + FlagDNS + " 10.0.0.2"}
 			}
-			if problem := unusableNameserver(a); problem != "" {
+			if problem := unusableNameserver(a, network); problem != "" {
 				return nil, &FlagError{Flag: FlagDNS, Value: s, Problem: problem,
 					Fix: "give a DNS server reachable from the host's network, e.g. " + FlagDNS + " 10.0.0.2"}
 			}
@@ -31,7 +32,7 @@ func pickNameservers(explicit, host []string) ([]string, error) {
 	var out, skipped []string
 	for _, s := range host {
 		a, err := netip.ParseAddr(strings.TrimSpace(s))
-		if err != nil || unusableNameserver(a) != "" {
+		if err != nil || unusableNameserver(a, network) != "" {
 			skipped = append(skipped, s)
 			continue
 		}
@@ -49,13 +50,14 @@ func pickNameservers(explicit, host []string) ([]string, error) {
 	return out, nil
 }
 
-// unusableNameserver says why a container on the nat network could not
-// query a, or "" if it can. Loopback would point at the container itself.
-func unusableNameserver(a netip.Addr) string {
+// unusableNameserver says why a container on the IPv4 pod network could
+// not query a, or "" if it can. Loopback would point at the container
+// itself.
+func unusableNameserver(a netip.Addr, network string) string {
 	a = a.Unmap()
 	switch {
 	case !a.Is4():
-		return "is IPv6, which containers on the IPv4 nat network cannot reach"
+		return "is IPv6, which containers on the IPv4 " + network + " network cannot reach"
 	case a.IsLoopback():
 		return "is a loopback address, which inside a container is the container itself"
 	case a.IsUnspecified(), a.IsMulticast(), a.IsLinkLocalUnicast(), a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):

@@ -38,7 +38,7 @@ type Options struct {
 // Generate returns the content of a nat CNI config for containerd on
 // Windows, or a *FlagError naming the flag to change.
 func Generate(o Options) ([]byte, error) {
-	subnet, err := parseSubnet(o.Subnet)
+	subnet, err := parseSubnet(o.Subnet, ModeNAT)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func Generate(o Options) ([]byte, error) {
 				Fix:     "use " + FlagGateway + " " + natAdapter.String() + " or omit " + FlagGateway}
 		}
 	}
-	servers, err := pickNameservers(o.DNS, o.HostDNS)
+	servers, err := pickNameservers(o.DNS, o.HostDNS, ModeNAT)
 	if err != nil {
 		return nil, err
 	}

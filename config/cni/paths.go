@@ -1,5 +1,7 @@
 // Package cni writes and checks the CNI configuration that containerd on
-// Windows hands to the "nat" plugin of windows-container-networking.
+// Windows hands to its network plugin: the "nat" plugin of
+// windows-container-networking, or for an l2bridge network (routable pod
+// addresses) its "sdnbridge" plugin or containernetworking's "win-bridge".
 //
 // The rules are plain data in, data out: the host's facts (its interfaces,
 // its DNS servers, the content of a config file) come in as arguments, so

@@ -50,6 +50,10 @@ type fileConf struct {
 	IPAM         fileIPAM                   `json:"ipam"`
 	DNS          dns                        `json:"dns"`
 	Capabilities map[string]json.RawMessage `json:"capabilities"`
+	// AdditionalArgs is where sdnbridge and nat read HNS policies,
+	// Policies where win-bridge does.
+	AdditionalArgs []json.RawMessage `json:"AdditionalArgs"`
+	Policies       []json.RawMessage `json:"policies"`
 }
 
 type fileIPAM struct {

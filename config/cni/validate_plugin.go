@@ -32,6 +32,7 @@ func checkPlugin(p fileConf, prefix string, version *string, o ValidateOptions, 
 			"use \"cniVersion\": \""+CNIVersion+"\""))
 	}
 	out = append(out, checkIPAM(p.IPAM, prefix+"ipam.", typ)...)
+	out = append(out, checkPolicyKey(p, prefix, typ)...)
 	if main {
 		out = append(out, checkDNS(p, prefix, o)...)
 	}
@@ -128,4 +129,21 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// checkPolicyKey catches policies under the key the plugin does not read:
+// the OutBoundNAT exceptions and routes of an l2bridge network then never
+// apply, and pods reach other nodes' pods with the host's address or not
+// at all. Configs written for one plugin and run with the other (as the
+// Upstream-ToR notes do, AdditionalArgs under win-bridge) look complete.
+func checkPolicyKey(p fileConf, prefix, typ string) []Finding {
+	switch {
+	case typ == PluginWinBridge && len(p.AdditionalArgs) > 0 && len(p.Policies) == 0:
+		return []Finding{errorf(prefix+"AdditionalArgs", "is ignored by win-bridge, which reads HNS policies from \"policies\", so its OutBoundNAT exceptions and routes never apply",
+			"rewrite the file with edgecore.exe cni-config --mode l2bridge --plugin win-bridge")}
+	case wcnPlugins[typ] && len(p.Policies) > 0 && len(p.AdditionalArgs) == 0:
+		return []Finding{errorf(prefix+"policies", "is ignored by "+typ+", which reads HNS policies from \"AdditionalArgs\", so its OutBoundNAT exceptions and routes never apply",
+			"rewrite the file with edgecore.exe cni-config --mode l2bridge")}
+	}
+	return nil
 }

@@ -275,11 +275,11 @@ func (j *Join) Plan() Plan {
 		},
 		{
 			Name:        stepACL,
-			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in it", j.kubeEdgeDir()),
+			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in them", strings.Join(j.restrictedDirs(), " and ")),
 			Do:          j.restrict,
-			// No undo: the directory holds only kubeedge's files, so a
-			// tighter ACL is harmless, and if join created it, undoing
-			// "create directories" removes it.
+			// No undo: the directories hold only kubeedge's files, so a
+			// tighter ACL is harmless, and if join created them, undoing
+			// "create directories" removes them.
 		},
 		{
 			Name:        stepService,
@@ -462,12 +462,25 @@ func (j *Join) removeConfig(out io.Writer) error {
 	return nil
 }
 
-func (j *Join) restrict(_ context.Context, out io.Writer) error {
-	dir := j.kubeEdgeDir()
-	if err := j.sys.RestrictAccess(dir); err != nil {
-		return WithFix(err, "make sure "+dir+" is on an NTFS volume and not a link, and that join runs elevated")
+// restrictedDirs are the directories join restricts to SYSTEM and
+// Administrators: C:\etc\kubeedge (configuration, key, certificates) and
+// the log directory, where the service's log, panic log and stack dumps
+// show the node's inner workings.
+func (j *Join) restrictedDirs() []string {
+	dirs := []string{j.kubeEdgeDir()}
+	if logDir := ospath.Dir(j.goos, j.o.LogFile); !ospath.Within(j.goos, j.kubeEdgeDir(), logDir) {
+		dirs = append(dirs, logDir)
 	}
-	fmt.Fprintf(out, "%s: SYSTEM and Administrators only\n", dir)
+	return dirs
+}
+
+func (j *Join) restrict(_ context.Context, out io.Writer) error {
+	for _, dir := range j.restrictedDirs() {
+		if err := j.sys.RestrictAccess(dir); err != nil {
+			return WithFix(err, "make sure "+dir+" is on an NTFS volume and not a link, and that join runs elevated")
+		}
+		fmt.Fprintf(out, "%s: SYSTEM and Administrators only\n", dir)
+	}
 	return nil
 }
 

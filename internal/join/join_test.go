@@ -85,6 +85,7 @@ func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
 				`created C:\etc\kubeedge`+"\n",
 				`wrote C:\etc\kubeedge\config\edgecore.yaml`,
 				`C:\etc\kubeedge: SYSTEM and Administrators only`,
+				`C:\var\log\kubeedge: SYSTEM and Administrators only`,
 				`installed service "edgecore": "C:\Program Files\edgecore\edgecore.exe" --config C:\etc\kubeedge\config\edgecore.yaml`,
 				`certificates issued: C:\etc\kubeedge\certs\server.crt, C:\etc\kubeedge\certs\server.key`,
 				`token removed from C:\etc\kubeedge\config\edgecore.yaml`,
@@ -95,8 +96,8 @@ func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
 			if !reflect.DeepEqual(w.reached, []string{"192.168.50.10:10000", "192.168.50.10:10002"}) {
 				t.Errorf("checked cloudcore at %v", w.reached)
 			}
-			if !reflect.DeepEqual(w.acl, []string{`C:\etc\kubeedge`}) {
-				t.Errorf("restricted %v, want only C:\\etc\\kubeedge", w.acl)
+			if !reflect.DeepEqual(w.acl, []string{`C:\etc\kubeedge`, `C:\var\log\kubeedge`}) {
+				t.Errorf("restricted %v, want only C:\\etc\\kubeedge and the log directory C:\\var\\log\\kubeedge", w.acl)
 			}
 			svc, ok := w.services.installed["edgecore"]
 			if !ok || !w.services.running["edgecore"] {

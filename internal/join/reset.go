@@ -30,6 +30,17 @@ type ResetOptions struct {
 	DryRun      bool
 	Host        config.Host
 	ServiceName string
+	// Network, when set (--network), removes the HNS network and endpoint
+	// that cni-config created, before the empty directories are removed.
+	Network NetworkRemover
+}
+
+// NetworkRemover removes the pod network cni-config created, and only that
+// (podnet.Remover).
+type NetworkRemover interface {
+	// Describe is the step's line for --dry-run and the confirmation.
+	Describe() string
+	Remove(ctx context.Context, out io.Writer) error
 }
 
 // ErrCancelled is returned when the operator does not confirm the reset.
@@ -230,6 +241,17 @@ func (r *reset) plan() Plan {
 				return nil
 			},
 		},
+	)
+	if r.o.Network != nil {
+		steps = append(steps, Step{
+			Name:        "remove the pod network",
+			Description: r.o.Network.Describe(),
+			Do: func(ctx context.Context, out io.Writer) error {
+				return WithFix(r.o.Network.Remove(ctx, out), "run reset --network again once that is fixed; it skips what is already gone")
+			},
+		})
+	}
+	steps = append(steps,
 		Step{
 			Name:        "remove empty directories",
 			Description: "remove " + strings.Join(r.emptyDirs(), ", ") + " where empty",

@@ -22,6 +22,7 @@ import (
 func Register(c *v1alpha2.EdgeCoreConfig) {
 	node := c.Modules.Edged.HostnameOverride
 	installDMIListener()
+	registerUpgrade(c)
 	devicetwin.Register(c.Modules.DeviceTwin, node)
 	edged.Register(c.Modules.Edged)
 	edgehub.Register(c.Modules.EdgeHub, node)

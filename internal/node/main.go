@@ -4,21 +4,29 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"time"
 
 	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
+	"github.com/kubeedge-windows/edgecore/windows/stackdump"
+	"github.com/kubeedge-windows/edgecore/windows/stdhandle"
 )
 
 // Main runs the node in the console or, when the Service Control Manager
 // started the process, as the edgecore service. Either way the node runs
 // under the one context of lifecycle.NodeContext: Ctrl+C ends it in a
-// console, the service manager's Stop or Shutdown as a service; nothing
-// else stops it.
+// console, the service manager's Stop, Shutdown or pre-shutdown as a
+// service; nothing else stops it. As a service, standard error goes to
+// panic.log beside the log file; in both modes the event
+// Global\stackdump-<pid> asks for a dump of every goroutine's stack.
 func Main(opts Options) error {
 	asService, err := service.IsWindowsService()
 	if err != nil {
@@ -26,6 +34,13 @@ func Main(opts Options) error {
 	}
 	if err := opts.Validate(runtime.GOOS); err != nil {
 		return err
+	}
+	// Before anything else can print: what a service prints to standard
+	// error, a panic's stacks and the error main prints when Main fails
+	// included, goes nowhere unless it is redirected.
+	var logPanicLog func()
+	if asService {
+		logPanicLog = capturePanics(opts.Logs.File)
 	}
 	interactive := term.IsTerminal(int(os.Stderr.Fd()))
 	dest := logfile.Decide(interactive, asService, opts.LogFileGiven)
@@ -40,6 +55,10 @@ func Main(opts Options) error {
 			return err
 		}
 	}
+	if logPanicLog != nil {
+		logPanicLog()
+	}
+	defer serveStackDumps(filepath.Dir(opts.Logs.File), asService)()
 	ctx, stop, release := lifecycle.NodeContext(context.Background(), asService, runtime.GOOS, lifecycle.ProcessSignals{})
 	defer release()
 	if !asService {
@@ -77,5 +96,74 @@ func runUntilFatal(ctx context.Context, opts Options) func() error {
 		case code := <-fatal:
 			return fmt.Errorf("edgecore stopped on a fatal error (exit code %d); the log file says why", code)
 		}
+	}
+}
+
+// capturePanics points the process's standard error at the panic log
+// beside logFile, keeping an earlier one that is not empty as panic.log.old.
+// It returns what to log once the log is open. A service that cannot keep
+// its panic log still runs the node: the failure is logged instead.
+func capturePanics(logFile string) (logIt func()) {
+	path := crashlog.PanicLogPath(logFile)
+	f, note, err := crashlog.OpenPanicLog(path)
+	if err == nil {
+		// f stays open for the life of the process: the runtime writes a
+		// panic to it as the process dies.
+		if err = stdhandle.RedirectStderr(f); err != nil {
+			f.Close()
+		}
+	}
+	return func() {
+		switch {
+		case err != nil:
+			klog.ErrorS(err, "Standard error is not redirected to the panic log: a panic of this run leaves no trace", "path", path)
+		case note != "":
+			klog.InfoS("Standard error and panics of the service go to the panic log", "path", path, "earlier", note)
+		default:
+			klog.InfoS("Standard error and panics of the service go to the panic log", "path", path)
+		}
+	}
+}
+
+// serveStackDumps writes every goroutine's stack to a file in dir each time
+// the event Global\stackdump-<pid> is signalled (`edgecore.exe service
+// dump` does that), for as long as the process runs, in a console as well
+// as a service: a hung node is diagnosed from these. The returned function
+// stops it. Creating the event needs SYSTEM or an elevated prompt; without
+// it the node runs without dumps on request, which is an error only for
+// the service (it runs as SYSTEM).
+func serveStackDumps(dir string, asService bool) func() {
+	if runtime.GOOS != "windows" {
+		// Go dumps every goroutine on SIGQUIT there.
+		return func() {}
+	}
+	pid := uint32(os.Getpid())
+	ev, err := stackdump.Create(stackdump.EventName(pid), acl.EventSDDL)
+	if err != nil {
+		if asService {
+			klog.ErrorS(err, "Stack dumps on request are off: `edgecore.exe service dump` will not work")
+		} else {
+			klog.InfoS("Stack dumps on request are off", "reason", err)
+		}
+		return func() {}
+	}
+	klog.InfoS("Signal the event to write every goroutine's stack to a file", "event", ev.Name(), "directory", dir)
+	// Not the node's context: a shutdown that hangs is exactly when a
+	// dump is wanted.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := crashlog.ServeStackDumps(ctx, ev,
+		func() (string, error) { return crashlog.WriteStackDump(dir, pid, time.Now()) },
+		func(path string, err error) {
+			if err != nil {
+				klog.ErrorS(err, "Stack dump failed")
+			} else {
+				klog.InfoS("Wrote a stack dump of every goroutine", "file", path)
+			}
+			// Whoever asked for the dump reads the log next.
+			klog.Flush()
+		})
+	return func() {
+		cancel()
+		<-done
 	}
 }

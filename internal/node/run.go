@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	netutil "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/klog/v2"
@@ -22,6 +23,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 	"github.com/kubeedge-windows/edgecore/internal/modules"
+	"github.com/kubeedge-windows/edgecore/internal/preflight"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
@@ -78,11 +80,29 @@ func Run(ctx context.Context, opts Options) error {
 		klog.InfoS("Using the address of the custom interface", "interface", iface, "nodeIP", cfg.Modules.Edged.NodeIP)
 	}
 
+	if ed := cfg.Modules.Edged; ed != nil && ed.Enable && ed.TailoredKubeletConfig != nil {
+		probe := func(ctx context.Context, endpoint string) error {
+			// A runtime that accepts the connection but never answers
+			// counts as not there yet.
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_, err := preflight.SystemProbes().CRI(ctx, endpoint)
+			return err
+		}
+		if err := waitForRuntime(ctx, ed.TailoredKubeletConfig.ContainerRuntimeEndpoint, probe, runtimePollInterval, runtimeLogInterval); err != nil {
+			klog.InfoS("Stopped before the container runtime answered", "reason", err)
+			return nil
+		}
+	}
 	modules.Register(cfg)
+	// An upgrade that restarted the service into this process (or was cut
+	// short by a power loss) is finished or rolled back from here.
+	modules.FinishPendingUpgrade(ctx)
 	if features.DefaultFeatureGate.Enabled(features.ModuleRestart) {
 		core.EnableModuleRestart()
 	}
 	core.RunContext(ctx)
+	closeDatabase(cfg.DataBase)
 	klog.Info("edgecore stopped")
 	return nil
 }

@@ -77,13 +77,16 @@ func criDialer(endpoint string) (func(context.Context) (net.Conn, error), error)
 			return nil, err
 		}
 		return func(ctx context.Context) (net.Conn, error) { return dialPipe(ctx, path) }, nil
-	case "tcp":
+	case "tcp", "unix":
+		// unix:// is the Linux build's endpoint (and AF_UNIX exists on
+		// Windows too); the path follows the scheme as is.
+		network := strings.ToLower(scheme)
 		return func(ctx context.Context) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, "tcp", rest)
+			return d.DialContext(ctx, network, rest)
 		}, nil
 	}
-	return nil, fmt.Errorf("scheme %q of %q is not supported: use npipe:// or tcp://", scheme, endpoint)
+	return nil, fmt.Errorf("scheme %q of %q is not supported: use npipe://, tcp:// or unix://", scheme, endpoint)
 }
 
 // pipePath turns "./pipe/containerd-containerd" or "//./pipe/..." into the

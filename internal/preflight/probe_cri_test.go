@@ -98,11 +98,12 @@ func TestCRIEndpoints(t *testing.T) {
 		"NPIPE://./pipe/dockershim":                  `\\.\pipe\dockershim`,
 		"npipe://./containerd-containerd":            `error: npipe://./containerd-containerd is not a pipe address: write it as npipe://./pipe/containerd-containerd`,
 		"/run/containerd/containerd.sock":            `error: "/run/containerd/containerd.sock" has no scheme: write it as npipe://./pipe/containerd-containerd`,
-		"unix:///run/containerd/containerd.sock":     `error: scheme "unix" of "unix:///run/containerd/containerd.sock" is not supported: use npipe:// or tcp://`,
-		"tcp://127.0.0.1:1":                          "tcp",
+		"unix:///run/containerd/containerd.sock":     "dialer",
+		"http://127.0.0.1:1":                         `error: scheme "http" of "http://127.0.0.1:1" is not supported: use npipe://, tcp:// or unix://`,
+		"tcp://127.0.0.1:1":                          "dialer",
 		"npipe://server1/pipe/containerd-containerd": `\\server1\pipe\containerd-containerd`,
 	} {
-		got := "tcp"
+		got := "dialer"
 		if scheme, rest, _ := strings.Cut(endpoint, "://"); strings.EqualFold(scheme, "npipe") {
 			p, err := pipePath(rest)
 			got = p

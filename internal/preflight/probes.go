@@ -37,6 +37,8 @@ type Probes struct {
 	// PEM file; an error wrapping fs.ErrNotExist means there is no file.
 	Certificate func(path string) (Validity, error)
 	Now         func() time.Time
+	// PodNetwork checks what cni-config set up; nil gives no such rows.
+	PodNetwork *PodNetworkProbes
 }
 
 // WindowsVersion is read from HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion.

@@ -26,5 +26,6 @@ func SystemProbes() Probes {
 		DialQUIC:          dialQUIC,
 		Certificate:       readCertificate,
 		Now:               time.Now,
+		PodNetwork:        systemPodNetworkProbes(),
 	}
 }

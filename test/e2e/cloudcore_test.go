@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,15 @@ func (c *cluster) startCloudcore(t *testing.T) {
 	}
 	c.cloudArgs = []string{"--config", path}
 	c.hubPort, c.certPort = hubPort, certPort
+	// The ports are fixed: a cloudcore left over from an interrupted run
+	// would answer in this one's place, with another CA.
+	for _, port := range []int{hubPort, certPort} {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Fatalf("port %d is taken before cloudcore starts (a cloudcore of an interrupted run?): %v", port, err)
+		}
+		l.Close()
+	}
 	c.restartCloudcore(t)
 }
 

@@ -109,6 +109,14 @@ func (e *edge) adjustConfig(t *testing.T) {
 	ed.RootDirectory = in("kubelet")
 	k := ed.TailoredKubeletConfig
 	k.StaticPodPath, k.PodLogsDir = in("manifests"), in("pods")
+	// The test host's one disk is shared with build caches and may be
+	// more than 85% full, which the kubelet's default imagefs.available
+	// 15% turns into DiskPressure and refused pods. The scenario is about
+	// edgecore, not this host's disk, so only a nearly full disk counts.
+	k.EvictionHard = map[string]string{
+		"memory.available": "100Mi", "nodefs.available": "1Gi", "imagefs.available": "1Gi",
+		"nodefs.inodesFree": "5%", "imagefs.inodesFree": "5%",
+	}
 	cfg.Modules.EdgeStream.Enable = false
 	cfg.Modules.EventBus.Enable = false
 	cfg.Modules.DeviceTwin.Enable = false

@@ -23,6 +23,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/release"
 )
 
 func openPackage(t *testing.T) (map[string][]byte, string) {
@@ -80,6 +81,28 @@ func TestPackageContents(t *testing.T) {
 	}
 	if _, rewrites, err := config.Load(p, config.Host{GOOS: config.Windows}); err != nil || len(rewrites) != 0 {
 		t.Errorf("the sample configuration does not load cleanly on Windows: %v %v", err, rewrites)
+	}
+}
+
+// The package passes the checks `edgecore.exe upgrade --package` and the
+// NodeUpgradeJob executor make, and its manifest names this build.
+func TestUpgradeAcceptsThePackage(t *testing.T) {
+	_, version := openPackage(t)
+	p, err := release.Open(os.Getenv("PACKAGE_ZIP"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	m := p.Manifest
+	if m.Version != version || m.Platform() != "windows/amd64" || m.Binary != "edgecore.exe" || !strings.HasPrefix(m.KubeEdge, "v1.") {
+		t.Errorf("manifest.json: %+v", m)
+	}
+	exe := t.TempDir() + "/edgecore.exe"
+	if err := p.Extract(m.Binary, exe); err != nil {
+		t.Fatal(err)
+	}
+	if err := release.CheckBinary(exe, m); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -115,7 +115,7 @@ func TestKubeletStartsAgainstFakeCRI(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	cfg := minimalConfig(t, dir)
+	cfg := minimalConfig(t, dir, samplePriorityClass, "    windowsPriorityClass: BELOW_NORMAL_PRIORITY_CLASS")
 	edge := startWine(t, exe, "--config", toWindowsPath(cfg))
 	if !edge.waitFor(3*time.Minute, "Started kubelet") {
 		t.Fatalf("the kubelet did not start (edgecore.exe running: %v)\nedgecore.exe:\n%s\nfakecri.exe:\n%s",
@@ -141,6 +141,8 @@ func TestKubeletStartsAgainstFakeCRI(t *testing.T) {
 	for _, want := range []string{
 		`"Container runtime initialized" containerRuntime="fakecri"`,
 		`apiVersion="v1"`,
+		`"Kubelet version" kubeletVersion="v1.30.7-kubeedge1"`,
+		`windowsPriorityClass="BELOW_NORMAL_PRIORITY_CLASS"`,
 		"Failed to listen to socket while starting device plugin registry",
 	} {
 		if !strings.Contains(log, want) {

@@ -3,11 +3,12 @@
 package wine
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/test/quickstart"
 )
 
 // Every edgecore.exe command line of the README's quick start must exist
@@ -15,20 +16,14 @@ import (
 // the command and its flags and stops before doing anything. (The commands
 // themselves run for real in the other tests of this package.)
 func TestQuickStartCommandsExist(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	commands, err := quickstart.Commands("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(readme)
-	begin, end := strings.Index(text, "<!-- quickstart -->"), strings.Index(text, "<!-- /quickstart -->")
-	if begin < 0 || end < begin {
-		t.Fatal("README.md has no quick start between <!-- quickstart --> markers")
-	}
 	placeholder := regexp.MustCompile(`<[^>]+>`)
-	command := regexp.MustCompile("edgecore\\.exe ([a-z][^`\\n]*)")
 	seen := map[string]bool{}
-	for _, m := range command.FindAllStringSubmatch(text[begin:end], -1) {
-		line := placeholder.ReplaceAllString(strings.TrimSpace(m[1]), "x")
+	for _, c := range commands {
+		line := placeholder.ReplaceAllString(c, "x")
 		args := strings.Fields(line)
 		seen[args[0]] = true
 		r := run(t, time.Minute, append(args, "--help")...)
@@ -36,7 +31,7 @@ func TestQuickStartCommandsExist(t *testing.T) {
 			t.Errorf("edgecore.exe %s: exit %d\n%s", line, r.code, r.stderr)
 		}
 	}
-	for _, want := range []string{"cni-config", "preflight", "join", "reset"} {
+	for _, want := range []string{"cni-config", "preflight", "join", "service", "reset"} {
 		if !seen[want] {
 			t.Errorf("the quick start no longer shows edgecore.exe %s", want)
 		}

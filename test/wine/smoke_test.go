@@ -114,21 +114,20 @@ const samplePriorityClass = "    windowsPriorityClass: NORMAL_PRIORITY_CLASS"
 // hand it the configured Windows priority class, and the kubelet then
 // reports the missing container runtime by its endpoint; without containerd
 // the process exits on its own.
-func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
+func TestWaitsForTheMissingCRI(t *testing.T) {
 	dir := t.TempDir()
 	cfg := minimalConfig(t, dir, samplePriorityClass, "    windowsPriorityClass: BELOW_NORMAL_PRIORITY_CLASS")
 
-	r := run(t, 3*time.Minute, "--config", toWindowsPath(cfg))
-	log := r.stdout + r.stderr
+	// Without a runtime the kubelet would give up at once and take
+	// edgecore with it; edgecore waits instead, naming what it waits for.
+	log, ok := runUntil(t, 2*time.Minute, "Waiting for the container runtime", "--config", toWindowsPath(cfg))
+	if !ok {
+		t.Fatalf("edgecore.exe did not say it waits for the container runtime:\n%s", log)
+	}
 	for _, want := range []string{
-		"Module edged registered successfully",
-		"Module metamanager registered successfully",
-		"starting module edged",
-		"starting module metamanager",
-		"Starting edged",
-		`"Kubelet version" kubeletVersion="v1.30.7-kubeedge1"`,
-		`windowsPriorityClass="BELOW_NORMAL_PRIORITY_CLASS"`,
-		"npipe://./pipe/containerd-containerd",
+		"Starting edgecore",
+		`endpoint="npipe://./pipe/containerd-containerd"`,
+		"Start-Service containerd",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q", want)
@@ -137,11 +136,8 @@ func TestStartsKubeletAndNamesMissingCRI(t *testing.T) {
 	if strings.Contains(log, "Rewrote config value") {
 		t.Error("the printed sample needed rewriting when loaded")
 	}
-	if r.code == 0 {
-		t.Error("edgecore.exe exited 0 although the kubelet could not reach a container runtime")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "db", "edgecore.db")); err != nil {
-		t.Errorf("the database was not created in a directory that did not exist: %v", err)
+	if strings.Contains(log, "starting module edged") {
+		t.Error("edged started before the container runtime answered")
 	}
 	if t.Failed() {
 		t.Logf("edgecore.exe log:\n%s", log)
@@ -168,14 +164,17 @@ func TestRewritesPosixStylePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := run(t, 3*time.Minute, "--config", toWindowsPath(cfg))
-	log := r.stdout + r.stderr
+	// The paths are rewritten, and the directories made, before edgecore
+	// waits for the (here absent) container runtime.
+	log, ok := runUntil(t, 2*time.Minute, "Waiting for the container runtime", "--config", toWindowsPath(cfg))
+	if !ok {
+		t.Fatalf("edgecore.exe did not get as far as waiting for the runtime:\n%s", log)
+	}
 	for _, want := range []string{
 		`field="database.dataSource"`,
 		`to="` + strings.ReplaceAll(dbPath, `\`, `\\`) + `"`,
 		`field="modules.edged.rootDirectory" from="/var/lib/kubelet-` + id + `/" to="C:\\var\\lib\\kubelet-` + id + `"`,
 		`field="modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint" from="//./pipe/containerd-containerd" to="npipe://./pipe/containerd-containerd"`,
-		"Starting edged",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q", want)

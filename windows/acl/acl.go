@@ -19,11 +19,20 @@ import (
 // account, Users and Everyone included, gets any access.
 const DirectorySDDL = "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
 
+// ObjectSDDL is the security descriptor for edgecore's named kernel
+// objects, which other processes open by name: only SYSTEM and
+// Administrators may open them. Such an object has no children, so nothing
+// is inherited; GA is all access.
+const ObjectSDDL = "D:P(A;;GA;;;SY)(A;;GA;;;BA)"
+
 // PipeSDDL is the security descriptor for the DMI named pipe, through which
-// device mappers talk to edgecore: only SYSTEM and Administrators may
-// connect. A pipe has no children, so nothing is inherited; GA is all
-// access.
-const PipeSDDL = "D:P(A;;GA;;;SY)(A;;GA;;;BA)"
+// device mappers talk to edgecore.
+const PipeSDDL = ObjectSDDL
+
+// EventSDDL is the security descriptor for the stack dump event
+// Global\stackdump-<pid>: whoever may signal it makes edgecore write every
+// goroutine's stack to disk, and whoever may wait on it learns when.
+const EventSDDL = ObjectSDDL
 
 // inheritOnlySDDL is an empty DACL. Set without protection on an entry
 // below the root, it leaves exactly the ACEs inherited from the root,

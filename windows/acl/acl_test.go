@@ -140,18 +140,20 @@ func TestDirectorySDDL(t *testing.T) {
 	}
 }
 
-func TestPipeSDDL(t *testing.T) {
-	d := parseDACL(t, PipeSDDL)
-	if !controlFlags(t, d.Flags)["P"] {
-		t.Errorf("DACL flags %q lack P", d.Flags)
-	}
-	checkOnlySystemAndAdmins(t, "PipeSDDL", d)
-	for _, a := range d.ACEs {
-		if a.Flags != "" {
-			t.Errorf("pipe ACE %+v has inheritance flags; a pipe has no children", a)
+func TestObjectSDDLs(t *testing.T) {
+	for name, sddl := range map[string]string{"PipeSDDL": PipeSDDL, "EventSDDL": EventSDDL} {
+		d := parseDACL(t, sddl)
+		if !controlFlags(t, d.Flags)["P"] {
+			t.Errorf("%s: DACL flags %q lack P", name, d.Flags)
 		}
-		if a.Rights != "GA" {
-			t.Errorf("pipe ACE %+v grants %q, want GA", a, a.Rights)
+		checkOnlySystemAndAdmins(t, name, d)
+		for _, a := range d.ACEs {
+			if a.Flags != "" {
+				t.Errorf("%s: ACE %+v has inheritance flags; a pipe or an event has no children", name, a)
+			}
+			if a.Rights != "GA" {
+				t.Errorf("%s: ACE %+v grants %q, want GA", name, a, a.Rights)
+			}
 		}
 	}
 }

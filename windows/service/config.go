@@ -11,6 +11,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -76,13 +77,36 @@ type Config struct {
 	// reports stopped with a non-zero exit code (edgecore returned an error
 	// or stopped by itself), not only when the process crashes.
 	RestartOnErrorExit bool
+	// RuntimeService is the container runtime's service. When it is
+	// installed, the service depends on it, so that Windows starts it
+	// first at boot; when it is not, Install warns and installs the
+	// service without the dependency. Empty: no dependency.
+	RuntimeService string
+	// PreShutdownTimeout is how long Windows waits at a host shutdown for
+	// the service to stop after the pre-shutdown notification, before it
+	// goes on shutting down. Zero leaves Windows' default (10 s since
+	// Windows 10 1703 and Server 2019, 3 minutes before).
+	PreShutdownTimeout time.Duration
 }
+
+// DefaultRuntimeService is containerd's service name, as `containerd.exe
+// --register-service` installs it.
+const DefaultRuntimeService = "containerd"
+
+// PreShutdownTimeout is the bound of a host shutdown's wait for edgecore:
+// the service's own StopTimeout, after which it reports stopped whether or
+// not the graceful shutdown has finished, plus a margin for that report to
+// reach the service manager. Windows' default of 10 s would cut the
+// graceful shutdown short.
+const PreShutdownTimeout = StopTimeout + 5*time.Second
 
 // DefaultConfig is the service for edgecore.exe at executable reading the
 // configuration file configFile. It restarts after 5 s, 30 s and then every
 // 60 s: quickly for a one-off crash, slower when cloudcore or the
 // configuration keeps it failing, so the log does not fill with start-ups.
-// After a day without failures the back-off starts at 5 s again.
+// After a day without failures the back-off starts at 5 s again. It
+// depends on containerd's service when that is installed, and a host
+// shutdown waits up to PreShutdownTimeout for its graceful stop.
 func DefaultConfig(executable, configFile string) Config {
 	return Config{
 		Name:               DefaultName,
@@ -94,6 +118,8 @@ func DefaultConfig(executable, configFile string) Config {
 		RestartDelays:      []time.Duration{5 * time.Second, 30 * time.Second, 60 * time.Second},
 		ResetFailuresAfter: 24 * time.Hour,
 		RestartOnErrorExit: true,
+		RuntimeService:     DefaultRuntimeService,
+		PreShutdownTimeout: PreShutdownTimeout,
 	}
 }
 
@@ -139,7 +165,59 @@ func (c Config) Validate() error {
 	if c.ResetFailuresAfter < minReset || c.ResetFailuresAfter > maxReset {
 		return fmt.Errorf("service ResetFailuresAfter is %v; it must be between %v and %v", c.ResetFailuresAfter, minReset, maxReset)
 	}
+	if c.RuntimeService != "" {
+		if err := validateName(c.RuntimeService); err != nil {
+			return fmt.Errorf("service RuntimeService: %w", err)
+		}
+		if strings.EqualFold(c.RuntimeService, c.Name) {
+			return fmt.Errorf("service RuntimeService is %q, the service itself; a service cannot depend on itself", c.RuntimeService)
+		}
+	}
+	// A time-out below StopTimeout would let Windows shut down while the
+	// graceful shutdown still runs.
+	if c.PreShutdownTimeout != 0 && (c.PreShutdownTimeout < StopTimeout || c.PreShutdownTimeout > maxDelay) {
+		return fmt.Errorf("service PreShutdownTimeout is %v; it must be 0 (Windows' default) or between the graceful stop's %v and %v",
+			c.PreShutdownTimeout, StopTimeout, maxDelay)
+	}
 	return nil
+}
+
+// dependencies decides which services the service depends on: the
+// container runtime's, if installed reports it installed. A runtime that is
+// not installed gives a warning instead, naming what that means and the
+// fix.
+func (c Config) dependencies(installed func(name string) (bool, error)) (deps, warnings []string, err error) {
+	if c.RuntimeService == "" {
+		return nil, nil, nil
+	}
+	ok, err := installed(c.RuntimeService)
+	if err != nil {
+		return nil, nil, fmt.Errorf("looking for the container runtime's service %q: %w", c.RuntimeService, err)
+	}
+	if ok {
+		return []string{c.RuntimeService}, nil, nil
+	}
+	return nil, []string{runtimeNotInstalled(c.Name, c.RuntimeService)}, nil
+}
+
+// stringBlock is a list as the service manager takes it: each string
+// followed by NUL, and one more NUL at the end.
+func stringBlock(list []string) []uint16 {
+	var b []uint16
+	for _, s := range list {
+		b = append(b, utf16.Encode([]rune(s))...)
+		b = append(b, 0)
+	}
+	return append(b, 0)
+}
+
+// runtimeNotInstalled is the warning for a service installed without its
+// dependency on the container runtime.
+func runtimeNotInstalled(name, runtime string) string {
+	return fmt.Sprintf("the service %q is not installed, so %q does not depend on it: at boot edgecore may start before the container runtime "+
+		"and retries until the runtime answers. Once %s runs as a service, make %s start after it: "+
+		"`%s service uninstall` and `%s service install` again, or `sc.exe config %s depend= %s`",
+		runtime, name, runtime, name, cli, cli, name, runtime)
 }
 
 // validateName applies the service manager's rules for a service name,

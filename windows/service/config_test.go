@@ -1,9 +1,11 @@
 package service
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 )
 
 const testExe = `C:\Program Files\edgecore\edgecore.exe`
@@ -40,6 +42,15 @@ func TestDefaultConfig(t *testing.T) {
 	if !c.RestartOnErrorExit {
 		t.Error("RestartOnErrorExit is off: a service that stops with an error code would not be restarted")
 	}
+	if c.RuntimeService != "containerd" {
+		t.Errorf("RuntimeService = %q, want containerd, so that a boot starts the runtime first", c.RuntimeService)
+	}
+	// A host shutdown must wait for the whole graceful stop, which the
+	// service itself bounds by StopTimeout, and a little longer for the
+	// stopped report; Windows' default of 10 s would cut it short.
+	if c.PreShutdownTimeout <= StopTimeout || c.PreShutdownTimeout > StopTimeout+10*time.Second {
+		t.Errorf("PreShutdownTimeout = %v, want a little more than StopTimeout %v", c.PreShutdownTimeout, StopTimeout)
+	}
 	line, err := c.CommandLine()
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +80,10 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"zero delay", func(c *Config) { c.RestartDelays = []time.Duration{5 * time.Second, 0} }, "RestartDelays[1] is 0s"},
 		{"delay over the 32-bit millisecond field", func(c *Config) { c.RestartDelays = []time.Duration{50 * 24 * time.Hour} }, "RestartDelays[0]"},
 		{"no reset period", func(c *Config) { c.ResetFailuresAfter = 0 }, "ResetFailuresAfter"},
+		{"runtime service with a slash", func(c *Config) { c.RuntimeService = "containerd/x" }, "RuntimeService: service name"},
+		{"depending on itself", func(c *Config) { c.RuntimeService = "EdgeCore" }, "cannot depend on itself"},
+		{"pre-shutdown shorter than the graceful stop", func(c *Config) { c.PreShutdownTimeout = 10 * time.Second }, "PreShutdownTimeout is 10s"},
+		{"pre-shutdown over the 32-bit millisecond field", func(c *Config) { c.PreShutdownTimeout = 50 * 24 * time.Hour }, "PreShutdownTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base
@@ -89,5 +104,71 @@ func TestStartTypeValuesAreWindows(t *testing.T) {
 		if uint32(st) != want {
 			t.Errorf("%v = %d, want %d", st, uint32(st), want)
 		}
+	}
+}
+
+func TestValidateAcceptsNoRuntimeAndWindowsDefaultPreShutdown(t *testing.T) {
+	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`)
+	c.RuntimeService = ""
+	c.PreShutdownTimeout = 0
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate() = %v; no runtime dependency and Windows' pre-shutdown default are valid", err)
+	}
+}
+
+func TestDependsOnTheRuntimeWhenInstalled(t *testing.T) {
+	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`)
+	var asked []string
+	deps, warnings, err := c.dependencies(func(name string) (bool, error) {
+		asked = append(asked, name)
+		return true, nil
+	})
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("dependencies = %v, %v, %v", deps, warnings, err)
+	}
+	if len(deps) != 1 || deps[0] != "containerd" || len(asked) != 1 || asked[0] != "containerd" {
+		t.Errorf("depends on %v after asking about %v, want containerd", deps, asked)
+	}
+}
+
+func TestWarnsWhenTheRuntimeIsNotInstalled(t *testing.T) {
+	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`)
+	deps, warnings, err := c.dependencies(func(string) (bool, error) { return false, nil })
+	if err != nil || len(deps) != 0 || len(warnings) != 1 {
+		t.Fatalf("dependencies = %v, %v, %v; want no dependency and one warning", deps, warnings, err)
+	}
+	for _, want := range []string{
+		`"containerd" is not installed`,
+		"edgecore may start before the container runtime and retries",
+		"`edgecore.exe service uninstall` and `edgecore.exe service install` again",
+		"`sc.exe config edgecore depend= containerd`",
+	} {
+		if !strings.Contains(warnings[0], want) {
+			t.Errorf("warning %q lacks %q", warnings[0], want)
+		}
+	}
+}
+
+func TestDependenciesNameAFailedLookUp(t *testing.T) {
+	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`)
+	denied := errors.New("access is denied")
+	_, _, err := c.dependencies(func(string) (bool, error) { return false, denied })
+	if !errors.Is(err, denied) || !strings.Contains(err.Error(), `"containerd"`) {
+		t.Errorf("dependencies = %v, want the error naming the runtime's service", err)
+	}
+	c.RuntimeService = ""
+	deps, warnings, err := c.dependencies(func(string) (bool, error) {
+		t.Error("asked the service manager although no runtime is configured")
+		return false, nil
+	})
+	if deps != nil || warnings != nil || err != nil {
+		t.Errorf("no runtime: dependencies = %v, %v, %v", deps, warnings, err)
+	}
+}
+
+func TestStringBlock(t *testing.T) {
+	got := string(utf16.Decode(stringBlock([]string{"containerd", "RpcSs"})))
+	if want := "containerd\x00RpcSs\x00\x00"; got != want {
+		t.Errorf("stringBlock = %q, want %q", got, want)
 	}
 }

@@ -79,6 +79,13 @@ func explain(op Operation, name string, err error) error {
 		return fmt.Errorf("%s service %q: the service is disabled; enable it with `Set-Service %s -StartupType Automatic`", op, name, name)
 	case errnoServiceCannotAcceptCtl:
 		return fmt.Errorf("%s service %q: the service is starting or stopping and cannot take the request now; wait a few seconds and check `%s service status`", op, name, cli)
+	case errnoServiceDependencyFail:
+		return fmt.Errorf("%s service %q: a service it depends on failed to start: list them with `Get-Service %s -RequiredServices`, "+
+			"start the one that is stopped (for containerd, `Start-Service containerd`; its log says why it fails), then try again", op, name, name)
+	case errnoServiceDependencyDeleted:
+		return fmt.Errorf("%s service %q: a service it depends on is no longer installed: list them with `Get-Service %s -RequiredServices` "+
+			"and install it again (for containerd, `containerd.exe --register-service`), or remove the dependency with `sc.exe config %s depend= /`",
+			op, name, name, name)
 	case errnoFailedServiceConnect:
 		return fmt.Errorf("%s service %q: this process was not started by the service manager; start the service with `%s service start`, or run edgecore in a console without service mode", op, name, cli)
 	}
@@ -89,6 +96,11 @@ func explain(op Operation, name string, err error) error {
 // does not know Config.RestartOnErrorExit's setting (Wine's does not).
 const restartOnErrorExitUnsupported = "this service manager cannot restart a service that stops with an error code; " +
 	"the recovery actions apply only when the process crashes"
+
+// preShutdownUnsupported is the warning for a service manager that does
+// not know Config.PreShutdownTimeout's setting.
+const preShutdownUnsupported = "this service manager cannot set how long a host shutdown waits for the service; " +
+	"Windows' default applies (10 s on Windows Server 2019 and later), which may cut edgecore's graceful shutdown short"
 
 // optionalSetting decides what a failure to apply an optional setting
 // means: a service manager that does not know the setting (invalid level)

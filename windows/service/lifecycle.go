@@ -14,6 +14,21 @@ const (
 	ControlStop        Control = 1
 	ControlInterrogate Control = 4
 	ControlShutdown    Control = 5
+	// ControlPreShutdown comes at a host shutdown before Shutdown, to a
+	// service that accepts it; the service manager then waits for the
+	// service to stop for up to its pre-shutdown time-out
+	// (Config.PreShutdownTimeout) before it goes on shutting down.
+	ControlPreShutdown Control = 15
+)
+
+// The controls a running service accepts, as Windows' SERVICE_ACCEPT_*
+// bits. Shutdown stays accepted next to pre-shutdown for a service manager
+// that does not send pre-shutdown.
+const (
+	acceptStop        uint32 = 0x1
+	acceptShutdown    uint32 = 0x4
+	acceptPreShutdown uint32 = 0x100
+	acceptedControls         = acceptStop | acceptShutdown | acceptPreShutdown
 )
 
 // StopTimeout bounds how long the service waits for edgecore to finish its
@@ -29,12 +44,21 @@ const progressInterval = 2 * time.Second
 // report is one status the service sends to the service manager.
 type report struct {
 	State State
-	// Accepting is set when the service takes Stop and Shutdown.
+	// Accepting is set when the service takes Stop, Shutdown and
+	// pre-shutdown.
 	Accepting bool
 	// CheckPoint and WaitHint tell the service manager that a pending
 	// state is still making progress.
 	CheckPoint uint32
 	WaitHint   time.Duration
+}
+
+// accepts is the SERVICE_ACCEPT_* bits the report carries.
+func (r report) accepts() uint32 {
+	if r.Accepting {
+		return acceptedControls
+	}
+	return 0
 }
 
 // lifecycle is the behaviour of the process under the service manager,
@@ -47,7 +71,8 @@ type lifecycle struct {
 }
 
 // serve runs l.run, reports start-pending and then running, and answers
-// controls until run returns or a Stop or Shutdown has been handled. It
+// controls until run returns or a Stop, Shutdown or pre-shutdown has been
+// handled: all three are the one stop path, l.stop. It
 // returns the service-specific exit code to report with the final stopped
 // state and an error for the caller's log (nil after a clean stop).
 //
@@ -80,7 +105,7 @@ func (l lifecycle) serve(controls <-chan Control, send func(report)) (uint32, er
 			switch c {
 			case ControlInterrogate:
 				send(current)
-			case ControlStop, ControlShutdown:
+			case ControlStop, ControlShutdown, ControlPreShutdown:
 				return ExitOK, l.shutdown(c, done, controls, set)
 			}
 		}
@@ -113,8 +138,8 @@ func (l lifecycle) shutdown(c Control, done <-chan error, controls <-chan Contro
 			pending.CheckPoint++
 			set(pending)
 		case c2 := <-controls:
-			// A second Stop, or a Shutdown during the stop, changes
-			// nothing; only Interrogate needs an answer.
+			// A second Stop, or a Shutdown after the pre-shutdown,
+			// changes nothing; only Interrogate needs an answer.
 			if c2 == ControlInterrogate {
 				set(pending)
 			}
@@ -128,6 +153,8 @@ func controlName(c Control) string {
 		return "stop"
 	case ControlShutdown:
 		return "system shutdown"
+	case ControlPreShutdown:
+		return "system pre-shutdown"
 	case ControlInterrogate:
 		return "interrogate"
 	}

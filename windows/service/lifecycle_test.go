@@ -108,7 +108,9 @@ func equalStates(a, b []State) bool {
 }
 
 func TestStopRunsTheGracefulShutdownAndReportsStopped(t *testing.T) {
-	for _, c := range []Control{ControlStop, ControlShutdown} {
+	// A host shutdown sends pre-shutdown first (to a service that accepts
+	// it) and Shutdown later; each is the same stop as Stop.
+	for _, c := range []Control{ControlStop, ControlShutdown, ControlPreShutdown} {
 		t.Run(controlName(c), func(t *testing.T) {
 			n := newNode()
 			rec := &recorder{}
@@ -128,8 +130,11 @@ func TestStopRunsTheGracefulShutdownAndReportsStopped(t *testing.T) {
 				t.Errorf("reported %v, want %v", got, want)
 			}
 			reps := rec.all()
-			if reps[0].Accepting || !reps[1].Accepting || reps[2].Accepting {
-				t.Errorf("Stop and Shutdown must be accepted only while running: %+v", reps)
+			if reps[0].accepts() != 0 || reps[2].accepts() != 0 {
+				t.Errorf("no control may be accepted while starting or stopping: %+v", reps)
+			}
+			if a := reps[1].accepts(); a&acceptStop == 0 || a&acceptShutdown == 0 || a&acceptPreShutdown == 0 {
+				t.Errorf("while running the service accepts %#x, want Stop, Shutdown and pre-shutdown", a)
 			}
 			if reps[2].WaitHint <= 0 || reps[2].CheckPoint == 0 {
 				t.Errorf("stop-pending report %+v has no wait hint or check point", reps[2])
@@ -260,5 +265,41 @@ func TestSlowStopReportsProgress(t *testing.T) {
 	}
 	if pending < 3 || last < 3 {
 		t.Errorf("%d stop-pending reports up to check point %d over 200ms at 20ms intervals; want progress", pending, last)
+	}
+}
+
+func TestShutdownAfterPreShutdownChangesNothing(t *testing.T) {
+	n := newNode()
+	n.linger = 100 * time.Millisecond
+	rec := &recorder{}
+	controls := make(chan Control)
+	out := start(lifecycle{run: n.run, stop: n.stop, stopTimeout: 5 * time.Second, progress: 20 * time.Millisecond}, controls, rec)
+	rec.waitReports(t, 2)
+	controls <- ControlPreShutdown
+	rec.waitReports(t, 3)
+	// Windows sends Shutdown to every service still running after the
+	// pre-shutdown phase.
+	controls <- ControlShutdown
+	s := wait(t, out)
+	if s.code != ExitOK || s.err != nil {
+		t.Errorf("serve = %d, %v; want a clean stop", s.code, s.err)
+	}
+	if n.stops.Load() != 1 {
+		t.Errorf("stop called %d times, want 1", n.stops.Load())
+	}
+}
+
+func TestPreShutdownStopIsBoundedToo(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	l := lifecycle{run: func() error { <-hang; return nil }, stop: func() {}, stopTimeout: 50 * time.Millisecond, progress: 10 * time.Millisecond}
+	controls := make(chan Control)
+	rec := &recorder{}
+	out := start(l, controls, rec)
+	rec.waitReports(t, 2)
+	controls <- ControlPreShutdown
+	s := wait(t, out)
+	if s.code != ExitOK || s.err == nil || !strings.Contains(s.err.Error(), "within 50ms of the system pre-shutdown request") {
+		t.Errorf("serve = %d, %v; want exit code 0 and an error naming the bound and the pre-shutdown", s.code, s.err)
 	}
 }

@@ -19,7 +19,8 @@ import (
 // with ErrAlreadyInstalled if a service of that name exists. A service whose
 // description or recovery actions cannot be set is removed again, so that
 // install can simply be run again. The warnings name settings the service
-// manager does not support and that were left out; print them.
+// manager does not support and that were left out, and a container runtime
+// service that is not installed to depend on; print them.
 func Install(c Config) (warnings []string, err error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -53,19 +54,28 @@ func Install(c Config) (warnings []string, err error) {
 	if err != nil {
 		return nil, err
 	}
+	deps, warnings, err := c.dependencies(func(name string) (bool, error) { return installed(m.Handle, name) })
+	if err != nil {
+		return nil, explain(OpInstall, c.Name, err)
+	}
+	var depBlock *uint16
+	if len(deps) > 0 {
+		depBlock = &stringBlock(deps)[0]
+	}
 	// CreateService itself rather than mgr.CreateService, which would quote
 	// the arguments again by its own rules: the command line installed is
 	// exactly the one Config.CommandLine built and the tests check. An
 	// empty service account means LocalSystem.
 	h, err := windows.CreateService(m.Handle, name, display, windows.SERVICE_ALL_ACCESS,
 		windows.SERVICE_WIN32_OWN_PROCESS, uint32(c.StartType), windows.SERVICE_ERROR_NORMAL,
-		path, nil, nil, nil, nil, nil)
+		path, nil, nil, depBlock, nil, nil)
 	if err != nil {
 		return nil, explain(OpInstall, c.Name, err)
 	}
 	s := &mgr.Service{Name: c.Name, Handle: h}
 	defer s.Close()
-	warnings, err = configure(s, c)
+	more, err := configure(s, c)
+	warnings = append(warnings, more...)
 	if err != nil {
 		if derr := s.Delete(); derr != nil {
 			return nil, fmt.Errorf("install service %q: %v; removing the incomplete service also failed (%v): remove it with `sc.exe delete %s`",
@@ -76,6 +86,30 @@ func Install(c Config) (warnings []string, err error) {
 	return warnings, nil
 }
 
+// installed reports whether the service name exists, asking only for the
+// right to query its status.
+func installed(scm windows.Handle, name string) (bool, error) {
+	name16, err := windows.UTF16PtrFromString(name)
+	if err != nil {
+		return false, err
+	}
+	h, err := windows.OpenService(scm, name16, windows.SERVICE_QUERY_STATUS)
+	if isErrno(err, errnoServiceDoesNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	windows.CloseServiceHandle(h)
+	return true, nil
+}
+
+// preShutdownInfo is SERVICE_PRESHUTDOWN_INFO, which golang.org/x/sys at
+// the version this module pins does not have.
+type preShutdownInfo struct {
+	TimeoutMillis uint32
+}
+
 // failureActionsFlag is SERVICE_FAILURE_ACTIONS_FLAG. golang.org/x/sys at
 // the version this module pins has the info level but not the structure.
 type failureActionsFlag struct {
@@ -83,7 +117,7 @@ type failureActionsFlag struct {
 }
 
 // configure sets what CreateService cannot: the description, the recovery
-// actions and when they apply.
+// actions and when they apply, and the pre-shutdown time-out.
 func configure(s *mgr.Service, c Config) (warnings []string, err error) {
 	if c.Description != "" {
 		text, err := windows.UTF16PtrFromString(c.Description)
@@ -107,6 +141,15 @@ func configure(s *mgr.Service, c Config) (warnings []string, err error) {
 		err := windows.ChangeServiceConfig2(s.Handle, windows.SERVICE_CONFIG_FAILURE_ACTIONS_FLAG, (*byte)(unsafe.Pointer(&flag)))
 		if w, err := optionalSetting(err, restartOnErrorExitUnsupported); err != nil {
 			return nil, fmt.Errorf("enabling recovery on error exits: %w", err)
+		} else if w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	if c.PreShutdownTimeout > 0 {
+		info := preShutdownInfo{TimeoutMillis: uint32(c.PreShutdownTimeout / time.Millisecond)}
+		err := windows.ChangeServiceConfig2(s.Handle, windows.SERVICE_CONFIG_PRESHUTDOWN_INFO, (*byte)(unsafe.Pointer(&info)))
+		if w, err := optionalSetting(err, preShutdownUnsupported); err != nil {
+			return nil, fmt.Errorf("setting the pre-shutdown time-out: %w", err)
 		} else if w != "" {
 			warnings = append(warnings, w)
 		}
@@ -188,7 +231,28 @@ func Query(name string) (Status, error) {
 	if err := queryConfig(h, &st); err != nil {
 		return st, explain(OpStatus, name, err)
 	}
+	st.Recovery = queryRecovery(s)
 	return st, nil
+}
+
+// queryRecovery reads the failure actions through the service manager's
+// API, or returns nil when it cannot: status still says the rest.
+func queryRecovery(s *mgr.Service) *Recovery {
+	actions, err := s.RecoveryActions()
+	if err != nil {
+		return nil
+	}
+	reset, err := s.ResetPeriod()
+	if err != nil {
+		return nil
+	}
+	r := &Recovery{ResetFailuresAfter: time.Duration(reset) * time.Second}
+	for _, a := range actions {
+		if a.Type == mgr.ServiceRestart {
+			r.RestartDelays = append(r.RestartDelays, a.Delay)
+		}
+	}
+	return r
 }
 
 // queryConfig adds the start type and command line to st. It does not use
@@ -205,6 +269,7 @@ func queryConfig(h windows.Handle, st *Status) error {
 	cfg := (*windows.QUERY_SERVICE_CONFIG)(unsafe.Pointer(&b[0]))
 	st.StartType = StartType(cfg.StartType)
 	st.CommandLine = windows.UTF16PtrToString(cfg.BinaryPathName)
+	st.Dependencies = readStringBlock(cfg.Dependencies)
 
 	b, err = queryBuffer(func(p *byte, n uint32, need *uint32) error {
 		return windows.QueryServiceConfig2(h, windows.SERVICE_CONFIG_DELAYED_AUTO_START_INFO, p, n, need)
@@ -216,6 +281,22 @@ func queryConfig(h windows.Handle, st *Status) error {
 		st.DelayedAutoStart = (*windows.SERVICE_DELAYED_AUTO_START_INFO)(unsafe.Pointer(&b[0])).IsDelayedAutoStartUp != 0
 	}
 	return nil
+}
+
+// readStringBlock reads a list the service manager returns as strings one
+// after the other, each ending in NUL, with an empty string at the end.
+func readStringBlock(p *uint16) []string {
+	var list []string
+	next := func(q *uint16, n int) *uint16 { return (*uint16)(unsafe.Add(unsafe.Pointer(q), 2*n)) }
+	for p != nil && *p != 0 {
+		n := 0
+		for q := p; *q != 0; q = next(q, 1) {
+			n++
+		}
+		list = append(list, windows.UTF16ToString(unsafe.Slice(p, n)))
+		p = next(p, n+1)
+	}
+	return list
 }
 
 // queryBuffer calls a Windows query that fills a caller-sized buffer,
@@ -290,8 +371,8 @@ func parentImage() (string, error) {
 
 // RunAsService runs the process as the service name under the service
 // manager. It reports start-pending, calls run on its own goroutine and
-// reports running; on Stop or Shutdown it calls stop (which must ask run to
-// return, as core.Shutdown does) and waits up to StopTimeout for run to
+// reports running; on Stop, Shutdown or pre-shutdown it calls stop (which
+// must ask run to return, as core.Shutdown does) and waits up to StopTimeout for run to
 // return. It returns once the service manager has been told the service
 // stopped, with the error run returned, or one saying run did not finish
 // in time; the caller should then exit the process. When run returns or
@@ -350,8 +431,7 @@ func toSvcStatus(r report) svc.Status {
 		CheckPoint: r.CheckPoint,
 		WaitHint:   uint32(r.WaitHint / time.Millisecond),
 	}
-	if r.Accepting {
-		st.Accepts = svc.AcceptStop | svc.AcceptShutdown
-	}
+	// svc.Accepted uses the SERVICE_ACCEPT_* bits as they are.
+	st.Accepts = svc.Accepted(r.accepts())
 	return st
 }

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/registry"
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
 )
@@ -40,6 +41,10 @@ func TestConstantsMatchTheServiceManager(t *testing.T) {
 		{"ControlStop", uint32(ControlStop), uint32(svc.Stop)},
 		{"ControlInterrogate", uint32(ControlInterrogate), uint32(svc.Interrogate)},
 		{"ControlShutdown", uint32(ControlShutdown), uint32(svc.Shutdown)},
+		{"ControlPreShutdown", uint32(ControlPreShutdown), uint32(svc.PreShutdown)},
+		{"acceptStop", acceptStop, uint32(svc.AcceptStop)},
+		{"acceptShutdown", acceptShutdown, uint32(svc.AcceptShutdown)},
+		{"acceptPreShutdown", acceptPreShutdown, uint32(svc.AcceptPreShutdown)},
 		{"errnoAccessDenied", errnoAccessDenied, uint32(windows.ERROR_ACCESS_DENIED)},
 		{"errnoInvalidLevel", errnoInvalidLevel, uint32(windows.ERROR_INVALID_LEVEL)},
 		{"errnoServiceAlreadyRunning", errnoServiceAlreadyRunning, uint32(windows.ERROR_SERVICE_ALREADY_RUNNING)},
@@ -54,6 +59,8 @@ func TestConstantsMatchTheServiceManager(t *testing.T) {
 		{"errnoServiceMarkedForDelete", errnoServiceMarkedForDelete, uint32(windows.ERROR_SERVICE_MARKED_FOR_DELETE)},
 		{"errnoServiceExists", errnoServiceExists, uint32(windows.ERROR_SERVICE_EXISTS)},
 		{"errnoFailedServiceConnect", errnoFailedServiceConnect, uint32(windows.ERROR_FAILED_SERVICE_CONTROLLER_CONNECT)},
+		{"errnoServiceDependencyFail", errnoServiceDependencyFail, uint32(windows.ERROR_SERVICE_DEPENDENCY_FAIL)},
+		{"errnoServiceDependencyDeleted", errnoServiceDependencyDeleted, uint32(windows.ERROR_SERVICE_DEPENDENCY_DELETED)},
 	}
 	for _, p := range pairs {
 		if p.ours != p.win {
@@ -119,6 +126,8 @@ func TestServiceLifecycle(t *testing.T) {
 	c.Args = []string{testServiceArg, "ok", name, reportFile, `C:\etc\kube edge\`, `say "hi"`, "", `a\\"b`}
 	// A restart an hour after a failure never fires during the test.
 	c.RestartDelays = []time.Duration{time.Hour}
+	// A service every Windows (and Wine) has stands in for containerd.
+	c.RuntimeService = "RpcSs"
 
 	warnings, err := Install(c)
 	if err != nil {
@@ -127,6 +136,9 @@ func TestServiceLifecycle(t *testing.T) {
 	t.Cleanup(func() { _ = Uninstall(name, StopWaitTimeout) })
 	for _, w := range warnings {
 		t.Logf("install warning: %s", w)
+		if strings.Contains(w, "RpcSs") {
+			t.Errorf("install warns about the installed runtime service: %s", w)
+		}
 	}
 
 	_, err = Install(c)
@@ -141,6 +153,9 @@ func TestServiceLifecycle(t *testing.T) {
 	wantLine, _ := c.CommandLine()
 	if st.CommandLine != wantLine {
 		t.Errorf("installed command line %s, want %s", st.CommandLine, wantLine)
+	}
+	if deps := dependencies(t, st); !reflect.DeepEqual(deps, []string{"RpcSs"}) {
+		t.Errorf("after install the service depends on %q (%s), want RpcSs", deps, st)
 	}
 	checkRecovery(t, name, c)
 
@@ -208,10 +223,18 @@ func TestServiceFailureExitCode(t *testing.T) {
 	c.StartType = StartManual
 	c.Args = []string{testServiceArg, "fail", name, reportFile}
 	c.RestartDelays = []time.Duration{time.Hour}
-	if _, err := Install(c); err != nil {
+	c.RuntimeService = name + "-no-such-runtime"
+	warnings, err := Install(c)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = Uninstall(name, StopWaitTimeout) })
+	if !strings.Contains(strings.Join(warnings, "\n"), fmt.Sprintf("sc.exe config %s depend= %s", name, c.RuntimeService)) {
+		t.Errorf("install without the runtime service warned %q, want the warning with the sc.exe fix", warnings)
+	}
+	if deps := dependencies(t, query(t, name)); len(deps) != 0 {
+		t.Errorf("the service depends on %q, a service that is not installed", deps)
+	}
 
 	// Start may see it running or already stopped again.
 	_ = Start(name, StartTimeout)
@@ -277,6 +300,41 @@ func query(t *testing.T, name string) Status {
 	return st
 }
 
+func isWine() bool {
+	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
+}
+
+// dependencies are the services st's service depends on, as Query reports
+// them and, where Windows does so, status says. Wine's service manager
+// stores them (in the registry value Windows uses too) but does not report
+// them; there they are read from the registry.
+func dependencies(t *testing.T, st Status) []string {
+	t.Helper()
+	if len(st.Dependencies) > 0 {
+		if want := "; depends on " + strings.Join(st.Dependencies, ", "); !strings.HasSuffix(st.String(), want) {
+			t.Errorf("status %q does not end with %q", st, want)
+		}
+		return st.Dependencies
+	}
+	if !isWine() {
+		return nil
+	}
+	k, err := registry.OpenKey(registry.LOCAL_MACHINE, `SYSTEM\CurrentControlSet\Services\`+st.Name, registry.QUERY_VALUE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	deps, _, err := k.GetStringsValue("DependOnService")
+	if err == registry.ErrNotExist {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Wine does not report dependencies; its registry has %q", deps)
+	return deps
+}
+
 func readReport(t *testing.T, path string) serviceReport {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -332,6 +390,20 @@ func checkRecovery(t *testing.T, name string, c Config) {
 	if desc != c.Description {
 		t.Errorf("description %q, want %q", desc, c.Description)
 	}
+	b, err = queryBuffer(func(p *byte, n uint32, need *uint32) error {
+		return windows.QueryServiceConfig2(s.Handle, windows.SERVICE_CONFIG_PRESHUTDOWN_INFO, p, n, need)
+	})
+	switch {
+	case isErrno(err, errnoInvalidLevel):
+		t.Logf("the service manager cannot report the pre-shutdown time-out: %v", err)
+	case err != nil:
+		t.Fatal(err)
+	default:
+		got := time.Duration((*preShutdownInfo)(unsafe.Pointer(&b[0])).TimeoutMillis) * time.Millisecond
+		if got != c.PreShutdownTimeout {
+			t.Errorf("pre-shutdown time-out %v, want %v", got, c.PreShutdownTimeout)
+		}
+	}
 }
 
 func TestOutsideTheServiceManager(t *testing.T) {
@@ -345,5 +417,16 @@ func TestOutsideTheServiceManager(t *testing.T) {
 	}
 	if ran {
 		t.Error("RunAsService ran the node outside the service manager")
+	}
+}
+
+func TestReadStringBlockReadsWhatStringBlockWrites(t *testing.T) {
+	for _, list := range [][]string{{"containerd"}, {"RpcSs", "containerd", "+NetworkProvider"}, {"ünïcödé", "x"}} {
+		if got := readStringBlock(&stringBlock(list)[0]); !reflect.DeepEqual(got, list) {
+			t.Errorf("readStringBlock(stringBlock(%q)) = %q", list, got)
+		}
+	}
+	if got := readStringBlock(nil); got != nil {
+		t.Errorf("readStringBlock(nil) = %q, want none", got)
 	}
 }

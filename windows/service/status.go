@@ -3,6 +3,7 @@ package service
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // State is a service's current state. The values are Windows' SERVICE_*
@@ -70,6 +71,10 @@ const (
 	errnoServiceMarkedForDelete = 1072
 	errnoServiceExists          = 1073
 	errnoFailedServiceConnect   = 1063
+	// A service the service depends on (containerd) failed to start, or
+	// was uninstalled after the service was installed.
+	errnoServiceDependencyFail    = 1068
+	errnoServiceDependencyDeleted = 1075
 )
 
 // Status is what `edgecore.exe service status` reports.
@@ -88,10 +93,51 @@ type Status struct {
 	ServiceExitCode uint32
 	// CommandLine is what the service manager runs.
 	CommandLine string
+	// Dependencies are the services Windows starts before this one.
+	Dependencies []string
+	// Recovery is what the service manager does when the process dies;
+	// nil when it could not be read.
+	Recovery *Recovery
+}
+
+// Recovery is a service's failure actions as the service manager holds
+// them: the restarts after each failure and when the count starts over.
+type Recovery struct {
+	RestartDelays      []time.Duration
+	ResetFailuresAfter time.Duration
+}
+
+// String says the recovery actions in words, for example "recovery:
+// restart after 5s, then 30s, then 60s; failure count reset after 24h".
+func (r Recovery) String() string {
+	if len(r.RestartDelays) == 0 {
+		return "no recovery action: a crash leaves the service stopped (edgecore.exe service install sets restarts)"
+	}
+	delays := make([]string, len(r.RestartDelays))
+	for i, d := range r.RestartDelays {
+		delays[i] = shortDuration(d)
+	}
+	return "recovery: restart after " + strings.Join(delays, ", then ") +
+		"; failure count reset after " + shortDuration(r.ResetFailuresAfter)
+}
+
+// shortDuration writes whole hours, minutes or seconds the way sc.exe's
+// users think of them: 24h, 5m, 60s.
+func shortDuration(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d >= 2*time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
 }
 
 // String says in words whether the service is installed and running, for
-// example "installed, running (process 4242); start type automatic".
+// example "installed, running (process 4242); start type automatic;
+// depends on containerd".
 func (s Status) String() string {
 	if !s.Installed {
 		return "not installed"
@@ -111,6 +157,14 @@ func (s Status) String() string {
 	b.WriteString(s.StartType.String())
 	if s.StartType == StartAutomatic && s.DelayedAutoStart {
 		b.WriteString(" (delayed)")
+	}
+	if len(s.Dependencies) > 0 {
+		b.WriteString("; depends on ")
+		b.WriteString(strings.Join(s.Dependencies, ", "))
+	}
+	if s.Recovery != nil {
+		b.WriteString("; ")
+		b.WriteString(s.Recovery.String())
 	}
 	return b.String()
 }

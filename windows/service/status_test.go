@@ -30,6 +30,15 @@ func TestStatusInWords(t *testing.T) {
 			"installed, stopping; start type disabled"},
 		{Status{Installed: true, State: 42, StartType: StartAutomatic},
 			"installed, in unknown state 42; start type automatic"},
+		{Status{Installed: true, State: Running, StartType: StartAutomatic, ProcessID: 7, Dependencies: []string{"containerd"}},
+			"installed, running (process 7); start type automatic; depends on containerd"},
+		{Status{Installed: true, State: Running, StartType: StartAutomatic, ProcessID: 7,
+			Recovery: &Recovery{RestartDelays: DefaultConfig(`C:\edgecore.exe`, `C:\etc\kubeedge\config\edgecore.yaml`).RestartDelays, ResetFailuresAfter: 24 * time.Hour}},
+			"installed, running (process 7); start type automatic; recovery: restart after 5s, then 30s, then 60s; failure count reset after 24h"},
+		{Status{Installed: true, State: Stopped, StartType: StartManual, Recovery: &Recovery{}},
+			"installed, stopped; start type manual; no recovery action: a crash leaves the service stopped (edgecore.exe service install sets restarts)"},
+		{Status{Installed: true, State: Running, StartType: StartAutomatic, Recovery: &Recovery{RestartDelays: []time.Duration{90 * time.Second, 5 * time.Minute, 1500 * time.Millisecond}, ResetFailuresAfter: time.Hour}},
+			"installed, running; start type automatic; recovery: restart after 90s, then 5m, then 1.5s; failure count reset after 1h"},
 	} {
 		if got := tc.st.String(); got != tc.want {
 			t.Errorf("%+v:\n got %q\nwant %q", tc.st, got, tc.want)
@@ -59,6 +68,8 @@ func TestExplainNamesTheFix(t *testing.T) {
 		{OpStart, 1058, nil, "Set-Service edgecore -StartupType Automatic"},
 		{OpStop, 1061, nil, "wait a few seconds"},
 		{OpRun, 1063, nil, "not started by the service manager"},
+		{OpStart, 1068, nil, "`Start-Service containerd`"},
+		{OpStart, 1075, nil, "`sc.exe config edgecore depend= /`"},
 	} {
 		err := explain(tc.op, "edgecore", tc.errno)
 		if !strings.Contains(err.Error(), tc.wantInErr) || !strings.Contains(err.Error(), `"edgecore"`) {

@@ -1,0 +1,309 @@
+package modules
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/klog/v2"
+	kubeletoptions "k8s.io/kubernetes/cmd/kubelet/app/options"
+	"k8s.io/kubernetes/pkg/kubelet"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+	api "github.com/kubeedge/api/apis/fsm/v1alpha1"
+	commontypes "github.com/kubeedge/kubeedge/common/types"
+	"github.com/kubeedge/kubeedge/edge/cmd/edgecore/app/options"
+	"github.com/kubeedge/kubeedge/edge/pkg/common/cloudconnection"
+	edgeutil "github.com/kubeedge/kubeedge/edge/pkg/common/util"
+	"github.com/kubeedge/kubeedge/edge/pkg/edged"
+	"github.com/kubeedge/kubeedge/edge/pkg/edgehub/task/taskexecutor"
+	"github.com/kubeedge/kubeedge/pkg/util/fsm"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/preflight"
+	"github.com/kubeedge-windows/edgecore/internal/upgrade"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+// upgrades is this process's part in upgrades: the NodeUpgradeJob
+// executors and the watcher of the upgrade journal.
+var upgrades struct {
+	once  sync.Once
+	mu    sync.Mutex
+	ctx   context.Context
+	node  *upgrade.Node
+	ready nodeReadiness
+}
+
+// registerUpgrade registers the Windows executor of NodeUpgradeJob tasks in
+// place of upstream's, which runs `keadm upgrade edge` through bash, and
+// makes the kubelet's node status observable for the upgrade's health
+// gate. Upstream's executors register in their package's init, so this
+// later Register replaces them.
+func registerUpgrade(c *v1alpha2.EdgeCoreConfig) {
+	upgrades.once.Do(func() {
+		observeNodeStatus(upgrades.ready.observe)
+		host := config.CurrentHost(runtime.GOOS)
+		env := upgrade.HostEnv(host)
+		exe, err := os.Executable()
+		if err != nil {
+			klog.Warningf("Cannot find the path of edgecore for upgrades: %v", err)
+		}
+		nodeName := c.Modules.Edged.HostnameOverride
+		dataSource := c.DataBase.DataSource
+		facts := upgrade.HostFacts(host)
+		facts.DataSource = func(string) (string, error) { return dataSource, nil }
+		node := &upgrade.Node{
+			Env: env, Started: time.Now(), Executable: exe,
+			Connected: cloudconnection.IsConnected,
+			Ready:     upgrades.ready.Ready,
+			Send:      sendTaskReport(nodeName),
+			Logf:      klog.Infof,
+		}
+		upgrades.node = node
+		jobs := &upgrade.Jobs{
+			Env: env, ConfigFile: options.GetEdgeCoreOptions().ConfigFile, Executable: exe, Service: service.DefaultName,
+			Facts:      facts,
+			InService:  service.IsWindowsService,
+			Fetch:      upgrade.Fetch,
+			FreeDisk:   preflight.SystemProbes().FreeDisk,
+			CheckItems: upstreamCheckItems,
+			Send:       sendTaskReport(nodeName),
+			Logf:       klog.Infof,
+			Watch:      func() { go node.Watch(watchContext()) },
+		}
+		taskexecutor.Register(taskexecutor.TaskUpgrade, &upgradeExecutor{jobs: jobs, node: nodeName, checks: map[string]upgrade.Request{}})
+	})
+}
+
+// FinishPendingUpgrade is called once the node runs, with its context: an
+// upgrade left in progress (this process may be the new version the
+// upgrade waits for, or the old one it restored) gets its health record,
+// a new driver if its own died, and its report to the cloud. It returns
+// at once; the work goes on in the background until ctx ends.
+func FinishPendingUpgrade(ctx context.Context) {
+	upgrades.mu.Lock()
+	upgrades.ctx = ctx
+	upgrades.mu.Unlock()
+	if upgrades.node == nil {
+		return
+	}
+	go upgrades.node.Watch(ctx)
+}
+
+func watchContext() context.Context {
+	upgrades.mu.Lock()
+	defer upgrades.mu.Unlock()
+	if upgrades.ctx == nil {
+		return context.Background()
+	}
+	return upgrades.ctx
+}
+
+// upgradeExecutor answers the cloud's NodeUpgradeJob steps (task type
+// "upgrade") on Windows, through the service rather than keadm.
+type upgradeExecutor struct {
+	jobs *upgrade.Jobs
+	node string
+	mu   sync.Mutex
+	// checks remembers each task's request from its Init step: the
+	// Checking step's message carries only the check items.
+	checks map[string]upgrade.Request
+}
+
+func (x *upgradeExecutor) Name() string { return taskexecutor.TaskUpgrade }
+
+// Do runs the step req.State names. An event with no Action tells
+// upstream's task handler that the result is reported later.
+func (x *upgradeExecutor) Do(req commontypes.NodeTaskRequest) (fsm.Event, error) {
+	job := upgrade.Job{TaskID: req.TaskID, TaskType: req.Type, Node: x.node}
+	var (
+		r   upgrade.Report
+		now bool
+	)
+	switch api.State(req.State) {
+	case "", api.TaskInit, api.UpgradingState:
+		var ur commontypes.NodeUpgradeJobRequest
+		if err := itemAs(req.Item, &ur); err != nil {
+			return fsm.Event{}, err
+		}
+		ureq := upgrade.Request{Job: job, Version: ur.Version, Digest: ur.ImageDigest, RequireConfirmation: ur.RequireConfirmation}
+		x.mu.Lock()
+		x.checks[req.TaskID] = ureq
+		x.mu.Unlock()
+		if api.State(req.State) == api.UpgradingState {
+			r, now = x.jobs.Upgrade(ureq)
+		} else {
+			r, now = x.jobs.Init(ureq)
+		}
+	case api.TaskChecking:
+		var cr commontypes.NodePreCheckRequest
+		if err := itemAs(req.Item, &cr); err != nil {
+			return fsm.Event{}, err
+		}
+		x.mu.Lock()
+		ureq, ok := x.checks[req.TaskID]
+		x.mu.Unlock()
+		if !ok {
+			ureq = upgrade.Request{Job: job}
+		}
+		r, now = x.jobs.Check(ureq, cr.CheckItem), true
+	case api.BackingUpState:
+		r, now = x.jobs.Backup(upgrade.Request{Job: job})
+	case api.RollingBackState:
+		r, now = x.jobs.Rollback(upgrade.Request{Job: job})
+	default:
+		return fsm.Event{}, fmt.Errorf("NodeUpgradeJob step %q is not one edgecore for Windows knows", req.State)
+	}
+	if !now {
+		return fsm.Event{Type: "Upgrade"}, nil
+	}
+	return eventOf(r), nil
+}
+
+func eventOf(r upgrade.Report) fsm.Event {
+	e := fsm.Event{Type: r.Event, Action: api.ActionSuccess, Msg: r.Reason}
+	if !r.Success {
+		e.Action = api.ActionFailure
+	}
+	return e
+}
+
+// itemAs decodes a task request's item, which arrives as decoded JSON.
+func itemAs(item any, v any) error {
+	data, err := json.Marshal(item)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+// sendTaskReport reports a step's result the way upstream's task handler
+// does, through edgehub to the cloud's task manager.
+func sendTaskReport(node string) func(upgrade.Job, upgrade.Report) {
+	return func(j upgrade.Job, r upgrade.Report) {
+		e := eventOf(r)
+		name := j.Node
+		if name == "" {
+			name = node
+		}
+		edgeutil.ReportTaskResult(j.TaskType, j.TaskID, commontypes.NodeTaskResponse{
+			NodeName: name, Event: e.Type, Action: e.Action, Reason: e.Msg, Time: time.Now().UTC().Format(time.RFC3339),
+		})
+	}
+}
+
+// upstreamCheckItems runs upstream's check of the cpu and mem items and
+// returns those that failed.
+func upstreamCheckItems(items []string) map[string]string {
+	check := taskexecutor.CommonMethods[string(api.TaskChecking)]
+	if check == nil {
+		return nil
+	}
+	ev := check(commontypes.NodeTaskRequest{Item: commontypes.NodePreCheckRequest{CheckItem: items}})
+	if ev.Action != api.ActionFailure {
+		return nil
+	}
+	results := map[string]string{}
+	if err := json.Unmarshal([]byte(ev.Msg), &results); err != nil {
+		return map[string]string{"check": ev.Msg}
+	}
+	failed := map[string]string{}
+	for k, v := range results {
+		if v != "ok" {
+			failed[k] = v
+		}
+	}
+	return failed
+}
+
+// nodeReadiness is what the kubelet last reported about the node and the
+// cloud accepted: edgecore's own view of "the node is Ready".
+type nodeReadiness struct {
+	mu    sync.Mutex
+	ready bool
+}
+
+func (r *nodeReadiness) Ready() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ready
+}
+
+// observe takes the answer to a node status update: the node as the cloud
+// stored it, or the error that kept it from the cloud.
+func (r *nodeReadiness) observe(n *v1.Node, err error) {
+	ready := false
+	if err == nil && n != nil {
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady {
+				ready = c.Status == v1.ConditionTrue
+			}
+		}
+	}
+	r.mu.Lock()
+	r.ready = ready
+	r.mu.Unlock()
+}
+
+var observeOnce sync.Once
+
+// observeNodeStatus hands every node status update the kubelet makes, and
+// its answer, to observe. The kubelet updates the status through its
+// heartbeat client (a PATCH of the node's status subresource), which
+// edged bridges to the cloud; edged's DefaultRunLiteKubelet is the hook
+// to reach the kubelet's dependencies before it starts.
+func observeNodeStatus(observe func(*v1.Node, error)) {
+	observeOnce.Do(func() {
+		run := edged.DefaultRunLiteKubelet
+		edged.DefaultRunLiteKubelet = func(ctx context.Context, s *kubeletoptions.KubeletServer, deps *kubelet.Dependencies, fg featuregate.FeatureGate) error {
+			if deps != nil && deps.HeartbeatClient != nil {
+				deps.HeartbeatClient = statusObserver{Interface: deps.HeartbeatClient, observe: observe}
+			}
+			return run(ctx, s, deps, fg)
+		}
+	})
+}
+
+// statusObserver is a clientset whose node status patches are observed;
+// everything else passes through.
+type statusObserver struct {
+	kubernetes.Interface
+	observe func(*v1.Node, error)
+}
+
+func (c statusObserver) CoreV1() corev1.CoreV1Interface {
+	return coreObserver{CoreV1Interface: c.Interface.CoreV1(), observe: c.observe}
+}
+
+type coreObserver struct {
+	corev1.CoreV1Interface
+	observe func(*v1.Node, error)
+}
+
+func (c coreObserver) Nodes() corev1.NodeInterface {
+	return nodesObserver{NodeInterface: c.CoreV1Interface.Nodes(), observe: c.observe}
+}
+
+type nodesObserver struct {
+	corev1.NodeInterface
+	observe func(*v1.Node, error)
+}
+
+func (n nodesObserver) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*v1.Node, error) {
+	node, err := n.NodeInterface.Patch(ctx, name, pt, data, opts, subresources...)
+	if len(subresources) == 1 && subresources[0] == "status" {
+		n.observe(node, err)
+	}
+	return node, err
+}

@@ -1,0 +1,111 @@
+package modules
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/component-base/featuregate"
+	kubeletoptions "k8s.io/kubernetes/cmd/kubelet/app/options"
+	"k8s.io/kubernetes/pkg/kubelet"
+
+	api "github.com/kubeedge/api/apis/fsm/v1alpha1"
+	commontypes "github.com/kubeedge/kubeedge/common/types"
+	"github.com/kubeedge/kubeedge/edge/pkg/edged"
+
+	"github.com/kubeedge-windows/edgecore/internal/upgrade"
+)
+
+// The health gate's "node Ready" is the kubelet's node status as the cloud
+// accepted it: the answer to the kubelet's PATCH of the status.
+func TestNodeStatusPatchesAreObserved(t *testing.T) {
+	var r nodeReadiness
+	client := fake.NewSimpleClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"}})
+	orig := edged.DefaultRunLiteKubelet
+	defer func() { edged.DefaultRunLiteKubelet = orig }()
+	var got *kubelet.Dependencies
+	edged.DefaultRunLiteKubelet = func(_ context.Context, _ *kubeletoptions.KubeletServer, deps *kubelet.Dependencies, _ featuregate.FeatureGate) error {
+		got = deps
+		return nil
+	}
+	observeNodeStatus(r.observe)
+	edged.DefaultRunLiteKubelet(context.Background(), nil, &kubelet.Dependencies{HeartbeatClient: client}, nil)
+	if got == nil {
+		t.Fatal("the kubelet was not run")
+	}
+	nodes := got.HeartbeatClient.CoreV1().Nodes()
+	patch := func(status v1.ConditionStatus, sub ...string) {
+		t.Helper()
+		data := `{"status":{"conditions":[{"type":"Ready","status":"` + string(status) + `"}]}}`
+		if _, err := nodes.Patch(context.Background(), "win-1", types.StrategicMergePatchType, []byte(data), metav1.PatchOptions{}, sub...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.Ready() {
+		t.Fatal("ready before any status")
+	}
+	patch(v1.ConditionTrue, "status")
+	if !r.Ready() {
+		t.Error("a Ready status the cloud accepted was not seen")
+	}
+	// Other patches of the node say nothing about its status.
+	patch(v1.ConditionFalse)
+	if !r.Ready() {
+		t.Error("a patch of the node object itself was taken for a status")
+	}
+	patch(v1.ConditionFalse, "status")
+	if r.Ready() {
+		t.Error("a NotReady status was taken for Ready")
+	}
+	patch(v1.ConditionTrue, "status")
+	// A status the cloud did not take (the hub is down) is not Ready.
+	if _, err := nodes.Patch(context.Background(), "gone", types.StrategicMergePatchType, []byte(`{}`), metav1.PatchOptions{}, "status"); err == nil {
+		t.Fatal("patching a missing node succeeded")
+	}
+	if r.Ready() {
+		t.Error("still Ready after a status update failed")
+	}
+}
+
+func TestExecutorAnswers(t *testing.T) {
+	x := &upgradeExecutor{
+		jobs:   &upgrade.Jobs{Env: upgrade.Env{Version: "v0.1.0"}},
+		node:   "win-1",
+		checks: map[string]upgrade.Request{},
+	}
+	item := func(v string, confirm bool) any {
+		return map[string]any{"UpgradeID": "nuj", "Version": v, "RequireConfirmation": confirm}
+	}
+	for _, tc := range []struct {
+		state string
+		item  any
+		want  string
+	}{
+		{"", item("v0.1.0", false), "Upgrade/Success"},
+		{string(api.TaskInit), item("v0.1.0", false), "Upgrade/Success"},
+		{string(api.TaskInit), item("v0.2.0", true), "Init/Failure"},
+		{string(api.TaskInit), item("latest", false), "Init/Failure"},
+	} {
+		ev, err := x.Do(commontypes.NodeTaskRequest{TaskID: "nuj", Type: "upgrade", State: tc.state, Item: tc.item})
+		if err != nil || ev.UniqueName() != tc.want {
+			t.Errorf("state %q: %s (%s), %v; want %s", tc.state, ev.UniqueName(), ev.Msg, err, tc.want)
+		}
+	}
+	if _, err := x.Do(commontypes.NodeTaskRequest{State: "Pause"}); err == nil || !strings.Contains(err.Error(), `step "Pause"`) {
+		t.Errorf("unknown step: %v", err)
+	}
+	if r := x.checks["nuj"]; r.Version != "latest" || r.Job.Node != "win-1" || r.Job.TaskType != "upgrade" {
+		t.Errorf("remembered request %+v", r)
+	}
+}
+
+// Upstream's check reports items it does not know without failing.
+func TestUpstreamCheckItems(t *testing.T) {
+	if got := upstreamCheckItems([]string{"no-such-item"}); len(got) != 0 {
+		t.Errorf("%v", got)
+	}
+}

@@ -1,0 +1,29 @@
+package node
+
+import (
+	"github.com/beego/beego/v2/client/orm"
+	"k8s.io/klog/v2"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+)
+
+// closeDatabase closes the node's SQLite database after the modules have
+// been cleaned up. Upstream opens it (edge/pkg/common/dbm) and never
+// closes it: the process exit does. A service stop then leaves the last
+// writes to SQLite's crash recovery, and the log does not show that the
+// stop got that far.
+func closeDatabase(db *v1alpha2.DataBase) {
+	if db == nil {
+		return
+	}
+	sqlDB, err := orm.GetDB(db.AliasName)
+	if err != nil {
+		// No module opened it (metamanager disabled): nothing to close.
+		return
+	}
+	if err := sqlDB.Close(); err != nil {
+		klog.ErrorS(err, "Closing the database failed", "dataSource", db.DataSource)
+		return
+	}
+	klog.InfoS("Closed the database", "dataSource", db.DataSource)
+}

@@ -1,0 +1,50 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// runtimeProbe asks the container runtime at an endpoint whether it
+// answers (preflight's CRI probe in production).
+type runtimeProbe func(ctx context.Context, endpoint string) error
+
+// Timing of the wait for the runtime.
+const (
+	runtimePollInterval = 2 * time.Second
+	runtimeLogInterval  = 30 * time.Second
+)
+
+// waitForRuntime returns once the container runtime answers at endpoint,
+// or with ctx's cause when the node is stopped first. The kubelet inside
+// edged gives up at once when the runtime does not answer ("validate
+// service connection"), and edgecore ends with it. At boot containerd can
+// come up after edgecore: when it is not a service edgecore depends on, or
+// while it is still opening its pipe. Waiting here makes the node's start
+// independent of that order instead of relying on the service manager's
+// next restart.
+func waitForRuntime(ctx context.Context, endpoint string, probe runtimeProbe, poll, logEvery time.Duration) error {
+	began := time.Now()
+	var lastLog time.Time
+	for {
+		err := probe(ctx, endpoint)
+		if err == nil {
+			if !lastLog.IsZero() {
+				klog.InfoS("The container runtime answers; starting the node", "endpoint", endpoint, "waited", time.Since(began).Round(time.Second))
+			}
+			return nil
+		}
+		if lastLog.IsZero() || time.Since(lastLog) >= logEvery {
+			klog.InfoS("Waiting for the container runtime before starting the node: is containerd running? (Get-Service containerd; Start-Service containerd)",
+				"endpoint", endpoint, "waited", time.Since(began).Round(time.Second), "err", err)
+			lastLog = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(poll):
+		}
+	}
+}

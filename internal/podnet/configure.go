@@ -1,0 +1,327 @@
+package podnet
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/kubeedge-windows/edgecore/config/cni"
+	"github.com/kubeedge-windows/edgecore/config/containerd"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+)
+
+// Options are the inputs of cni-config, with the host's facts filled in.
+type Options struct {
+	// GOOS is the target OS: it decides how paths compare.
+	GOOS string
+	// Mode is --mode: cni.ModeNAT (the default) or cni.ModeL2Bridge.
+	Mode     string
+	NAT      cni.Options
+	L2Bridge cni.L2BridgeOptions
+	// Output is the CNI config file (-o); "-" prints it and changes
+	// nothing.
+	Output string
+	// Force replaces an Output that holds something else.
+	Force bool
+	// DryRun prints what would be done and changes nothing.
+	DryRun bool
+	// CNIBinDir is where the plugin executables are (--cni-bin-dir).
+	CNIBinDir string
+	// ContainerdConfig is containerd's config.toml (--containerd-config);
+	// "" leaves containerd's configuration alone.
+	ContainerdConfig string
+	// ContainerdDefaults are the CNI directories containerd uses when its
+	// config.toml does not name them.
+	ContainerdDefaults containerd.Dirs
+	// StateFile records what was set up (StateFile).
+	StateFile string
+}
+
+// Env is the host as cni-config reaches it.
+type Env struct {
+	HNS               HNS
+	FS                FS
+	ContainerdVersion ContainerdVersion
+	Now               func() time.Time
+}
+
+// Configure writes the pod network: for l2bridge the HNS network and host
+// endpoint first, then the CNI config, the record, and containerd's
+// config.toml. Wrong input is refused before anything is changed; a step
+// that fails undoes the ones before it.
+func Configure(out io.Writer, o Options, env Env) error {
+	r := &run{o: o, env: env, out: out}
+	if err := r.prepare(); err != nil {
+		return err
+	}
+	if o.Output == "-" {
+		_, err := out.Write(r.conf)
+		return err
+	}
+	if o.DryRun {
+		r.printDryRun()
+		return nil
+	}
+	if err := r.apply(); err != nil {
+		fmt.Fprintf(out, "cni-config failed: %v\n", firstLine(err))
+		if len(r.undo) > 0 {
+			fmt.Fprintln(out, "Undoing what this run changed:")
+			if uerr := r.undo.run(out); uerr != nil {
+				return fmt.Errorf("%w; and undoing it failed: %v", err, uerr)
+			}
+		}
+		return err
+	}
+	r.printDone()
+	return nil
+}
+
+type run struct {
+	o   Options
+	env Env
+	out io.Writer
+
+	conf []byte
+	plan *cni.L2BridgePlan
+	// oldConf is Output's content before, nil when there was none.
+	oldConf     []byte
+	confChanged bool
+	ctrd        *containerdEdit
+	prev        State
+	prevRaw     []byte
+	state       State
+	undo        undos
+	backup      string
+}
+
+type containerdEdit struct {
+	path          string
+	missing       bool
+	before, after []byte
+	changes       []containerd.Change
+	runtime       containerd.Runtime
+}
+
+func (r *run) prepare() error {
+	o := r.o
+	var err error
+	switch strings.ToLower(strings.TrimSpace(o.Mode)) {
+	case "", cni.ModeNAT:
+		r.o.Mode = cni.ModeNAT
+		if r.conf, err = cni.Generate(o.NAT); err != nil {
+			return err
+		}
+	case cni.ModeL2Bridge:
+		r.o.Mode = cni.ModeL2Bridge
+		p, err := cni.PlanL2Bridge(o.L2Bridge)
+		if err != nil {
+			return err
+		}
+		r.plan, r.conf = &p, p.Conf
+	default:
+		return &cni.FlagError{Flag: cni.FlagMode, Value: o.Mode, Problem: "is not a pod network mode",
+			Fix: "use " + cni.FlagMode + " nat (pods reachable from this host) or " + cni.FlagMode + " l2bridge (routable pod addresses)"}
+	}
+	if o.Output == "-" {
+		return nil
+	}
+
+	old, err := r.env.FS.ReadFile(o.Output)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.confChanged = true
+	case err != nil:
+		return fmt.Errorf("read %s: %w", o.Output, err)
+	default:
+		r.oldConf, r.confChanged = old, !bytes.Equal(old, r.conf)
+		if r.confChanged && !o.Force {
+			return fmt.Errorf("%s already exists: pass --force to replace it", o.Output)
+		}
+	}
+
+	if r.ctrd, err = r.planContainerd(); err != nil {
+		return err
+	}
+
+	prev, ok, err := ReadState(r.env.FS, o.StateFile)
+	if err != nil {
+		return err
+	}
+	if ok {
+		r.prev = prev
+		r.prevRaw, _ = r.env.FS.ReadFile(o.StateFile)
+	}
+	r.state = State{Mode: r.o.Mode, CNIConfFile: o.Output, CNIBinDir: o.CNIBinDir,
+		// A network an earlier l2bridge run created stays recorded, so
+		// that reset --network still finds it after a switch to nat.
+		Network: prev.Network, Endpoint: prev.Endpoint}
+	if p := r.plan; p != nil {
+		if n := prev.Network; n != nil && n.Created && n.Name != p.NetworkName {
+			return &cni.FlagError{Flag: cni.FlagNetworkName, Value: p.NetworkName,
+				Problem: fmt.Sprintf("differs from %q, the HNS network an earlier cni-config created (recorded in %s)", n.Name, o.StateFile),
+				Fix:     fmt.Sprintf("use %s %s, or remove that network first (edgecore.exe reset --network)", cni.FlagNetworkName, n.Name)}
+		}
+		r.state.Plugin, r.state.Subnet, r.state.NodeIP = p.Plugin, p.Subnet.String(), p.NodeIP.String()
+	}
+	return nil
+}
+
+// planContainerd works out the edit of config.toml, so that a file it
+// cannot edit is refused before anything else changes.
+func (r *run) planContainerd() (*containerdEdit, error) {
+	o := r.o
+	if o.ContainerdConfig == "" {
+		return nil, nil
+	}
+	c := &containerdEdit{path: o.ContainerdConfig}
+	data, err := r.env.FS.ReadFile(c.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		c.missing = true
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read containerd's configuration %s: %w", c.path, err)
+	}
+	if r.env.ContainerdVersion != nil {
+		// An unknown version only makes the edit take the keys every
+		// release reads.
+		if v, err := r.env.ContainerdVersion(); err == nil {
+			c.runtime = v
+		}
+	}
+	c.before = data
+	c.after, c.changes, err = containerd.Edit(data, containerd.EditOptions{
+		GOOS:    o.GOOS,
+		Want:    r.want(),
+		Default: o.ContainerdDefaults,
+		Runtime: c.runtime,
+	})
+	var e *containerd.Error
+	if errors.As(err, &e) {
+		e.File = c.path
+	}
+	return c, err
+}
+
+func (r *run) want() containerd.Dirs {
+	return containerd.Dirs{BinDir: r.o.CNIBinDir, ConfDir: ospath.Dir(r.o.GOOS, r.o.Output)}
+}
+
+func (r *run) apply() error {
+	fsys, o := r.env.FS, r.o
+	if r.plan != nil {
+		if err := ensureL2Bridge(r.out, r.env.HNS, *r.plan, r.prev, &r.state, &r.undo); err != nil {
+			return err
+		}
+	}
+	if r.confChanged {
+		if err := fsys.WriteFile(o.Output, r.conf); err != nil {
+			return fmt.Errorf("write %s: %w", o.Output, err)
+		}
+		r.undo.push("restore "+o.Output, restore(fsys, o.Output, r.oldConf))
+	}
+	if st := r.state.encode(); !bytes.Equal(st, r.prevRaw) {
+		if err := fsys.WriteFile(o.StateFile, st); err != nil {
+			return fmt.Errorf("record the network in %s: %w", o.StateFile, err)
+		}
+		r.undo.push("restore "+o.StateFile, restore(fsys, o.StateFile, r.prevRaw))
+	}
+	if c := r.ctrd; c != nil && len(c.changes) > 0 {
+		r.backup = c.path + "." + r.env.Now().Format("20060102-150405") + ".bak"
+		if err := fsys.WriteFile(r.backup, c.before); err != nil {
+			return fmt.Errorf("save a copy of %s: %w", c.path, err)
+		}
+		backup := r.backup
+		r.undo.push("remove "+backup, func() error { return fsys.Remove(backup) })
+		if err := fsys.WriteFile(c.path, c.after); err != nil {
+			return fmt.Errorf("write %s: %w", c.path, err)
+		}
+		r.undo.push("restore "+c.path, restore(fsys, c.path, c.before))
+	}
+	return nil
+}
+
+// restore puts back what path held, or removes it when it held nothing.
+func restore(fsys FS, path string, old []byte) func() error {
+	return func() error {
+		if old == nil {
+			return fsys.Remove(path)
+		}
+		return fsys.WriteFile(path, old)
+	}
+}
+
+func (r *run) printDryRun() {
+	out, o := r.out, r.o
+	fmt.Fprintln(out, "Dry run: cni-config would do the following; nothing is changed.")
+	if p := r.plan; p != nil {
+		fmt.Fprintf(out, "- create or reuse the HNS network %q (%s, %s, gateway %s) on adapter %q\n",
+			p.NetworkName, "L2Bridge", p.Subnet, p.Gateway, p.Adapter)
+		fmt.Fprintf(out, "- create or reuse its host endpoint %q (%s), attach it to the host, and turn forwarding on for it and for %s\n",
+			p.EndpointName, p.EndpointIP, p.NodeIP)
+	}
+	if r.confChanged {
+		fmt.Fprintf(out, "- write %s:\n%s", o.Output, r.conf)
+	} else {
+		fmt.Fprintf(out, "- keep %s: it already holds this configuration\n", o.Output)
+	}
+	r.printContainerd(true)
+	fmt.Fprintf(out, "- record the pod network in %s\n", o.StateFile)
+	if r.plan != nil {
+		fmt.Fprintln(out, strings.Join(r.plan.RouteHint(), "\n"))
+	}
+}
+
+func (r *run) printContainerd(dry bool) {
+	out, c := r.out, r.ctrd
+	item := "" // the dry run lists its steps
+	if dry {
+		item = "- "
+	}
+	want := r.want()
+	switch {
+	case c == nil:
+		fmt.Fprintf(out, "%scontainerd's config.toml is left alone (--containerd-config \"\")\n", item)
+	case c.missing:
+		def := r.o.ContainerdDefaults
+		fmt.Fprintf(out, "%scontainerd has no %s, so it reads CNI configs from %s and plugins from %s\n", item, c.path, def.ConfDir, def.BinDir)
+		if !ospath.Same(r.o.GOOS, want.ConfDir, def.ConfDir) || !ospath.Same(r.o.GOOS, want.BinDir, def.BinDir) {
+			fmt.Fprintf(out, "warning: containerd will not read %s or the plugins in %s: write its configuration first "+
+				"(containerd.exe config default | Out-File '%s' -Encoding ascii) and run cni-config again\n", want.ConfDir, want.BinDir, c.path)
+		}
+	case len(c.changes) == 0:
+		fmt.Fprintf(out, "%s%s already points containerd at %s and %s\n", item, c.path, want.ConfDir, want.BinDir)
+	case dry:
+		fmt.Fprintf(out, "- edit %s (containerd %s; the original is kept as a .bak copy):\n%s", c.path, c.runtime, containerd.Diff(c.path, c.before, c.after))
+	default:
+		fmt.Fprintf(out, "Edited %s (the original is kept as %s):\n", c.path, r.backup)
+		for _, ch := range c.changes {
+			fmt.Fprintf(out, "  %s\n", ch)
+		}
+	}
+}
+
+func (r *run) printDone() {
+	out, o := r.out, r.o
+	if r.confChanged {
+		fmt.Fprintf(out, "Wrote %s.\n", o.Output)
+	} else {
+		fmt.Fprintf(out, "%s already holds this configuration.\n", o.Output)
+	}
+	r.printContainerd(false)
+	if r.plan != nil {
+		fmt.Fprintln(out, strings.Join(r.plan.RouteHint(), "\n"))
+	}
+	if r.confChanged || r.ctrd != nil && len(r.ctrd.changes) > 0 {
+		fmt.Fprintln(out, "Restart containerd to load it: Restart-Service containerd")
+	}
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

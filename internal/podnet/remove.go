@@ -1,0 +1,115 @@
+package podnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/kubeedge-windows/edgecore/windows/hns"
+)
+
+// Remover removes the HNS network and host endpoint that cni-config
+// created, as its record says (reset --network), and nothing else: an
+// object cni-config found and reused, or one of the same name that has
+// since been replaced (another ID), is left alone.
+type Remover struct {
+	StateFile string
+	FS        FS
+	HNS       HNS
+}
+
+// Describe says what Remove will remove, for reset's plan.
+func (r Remover) Describe() string {
+	st, ok, err := ReadState(r.FS, r.StateFile)
+	switch {
+	case err != nil:
+		return "remove the pod network cni-config created (its record cannot be read: " + firstLine(err) + ")"
+	case !ok || st.Network == nil:
+		return "remove the pod network cni-config created (" + r.StateFile + " records none)"
+	}
+	var what []string
+	if e := st.Endpoint; e != nil && e.Created {
+		what = append(what, fmt.Sprintf("HNS endpoint %q", e.Name))
+	}
+	if n := st.Network; n.Created {
+		what = append(what, fmt.Sprintf("HNS network %q", n.Name))
+	}
+	if len(what) == 0 {
+		return fmt.Sprintf("forget HNS network %q: cni-config found it and did not create it, so it stays", st.Network.Name)
+	}
+	return "remove " + strings.Join(what, " and ") + ", which cni-config created, and " + r.StateFile
+}
+
+// Remove deletes the endpoint, then the network, then the record. The CNI
+// config file stays; pods get no network until cni-config runs again.
+func (r Remover) Remove(_ context.Context, out io.Writer) error {
+	st, ok, err := ReadState(r.FS, r.StateFile)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintf(out, "no pod network recorded in %s: nothing to remove\n", r.StateFile)
+		return nil
+	}
+	if e := st.Endpoint; e != nil {
+		if err := r.remove("endpoint", e, func(name string) (string, error) {
+			x, err := r.HNS.EndpointByName(name)
+			if x == nil || err != nil {
+				return "", err
+			}
+			return x.ID, nil
+		}, r.HNS.DeleteEndpoint, out); err != nil {
+			return err
+		}
+	}
+	if n := st.Network; n != nil {
+		if n.Created {
+			fmt.Fprintf(out, "removing HNS network %q; the host is off the network for a few seconds\n", n.Name)
+		}
+		if err := r.remove("network", n, func(name string) (string, error) {
+			x, err := r.HNS.NetworkByName(name)
+			if x == nil || err != nil {
+				return "", err
+			}
+			return x.ID, nil
+		}, r.HNS.DeleteNetwork, out); err != nil {
+			return err
+		}
+	}
+	if err := r.FS.Remove(r.StateFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", r.StateFile, err)
+	}
+	fmt.Fprintf(out, "removed %s\n", r.StateFile)
+	if st.Network != nil && st.CNIConfFile != "" {
+		fmt.Fprintf(out, "%s stays: pods on this host get no network until edgecore.exe cni-config runs again\n", st.CNIConfFile)
+	}
+	return nil
+}
+
+func (r Remover) remove(kind string, o *Object, lookup func(string) (string, error), del func(string) error, out io.Writer) error {
+	if !o.Created {
+		fmt.Fprintf(out, "HNS %s %q was there before cni-config: left alone\n", kind, o.Name)
+		return nil
+	}
+	id, err := lookup(o.Name)
+	switch {
+	case errors.Is(err, hns.ErrNotWindows):
+		return err
+	case err != nil:
+		return fmt.Errorf("look up HNS %s %q: %w", kind, o.Name, err)
+	case id == "":
+		fmt.Fprintf(out, "HNS %s %q is already gone\n", kind, o.Name)
+		return nil
+	case id != o.ID:
+		fmt.Fprintf(out, "HNS %s %q is not the one cni-config created (ID %s, recorded %s): left alone\n", kind, o.Name, id, o.ID)
+		return nil
+	}
+	if err := del(id); err != nil {
+		return fmt.Errorf("remove HNS %s %q: %w", kind, o.Name, err)
+	}
+	fmt.Fprintf(out, "removed HNS %s %q\n", kind, o.Name)
+	return nil
+}

@@ -1,0 +1,75 @@
+// Package podnet carries out `edgecore.exe cni-config`: the pod network a
+// Windows node gets (nat or l2bridge), the CNI config file, containerd's
+// config.toml pointing at the CNI directories, and the record of what it
+// created, which `reset --network` and `preflight` read.
+//
+// The decisions are made on data: the host's facts come in through Options,
+// HNS through the HNS interface (windows/hns on a real host, a recording
+// fake in the tests), files through FS. Every step that creates something
+// registers its undo, so a failure half-way leaves the host as it was.
+package podnet
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+)
+
+// StateFile is where cni-config records what it set up: in containerd's
+// directory, beside the config.toml it edits and that file's backups. The
+// pod network belongs to containerd and outlives the node: reset (without
+// --network) leaves it, and its record, in place while removing
+// C:\etc\kubeedge; reset --network removes both. (Not in the CNI conf
+// directory: containerd would read a .json file there as a network.)
+func StateFile(l config.Layout) string {
+	return ospath.Join(l.GOOS, l.ContainerdDir, "edgecore-cni-config.json")
+}
+
+// State is what cni-config set up on this host.
+type State struct {
+	Mode   string `json:"mode"`
+	Plugin string `json:"plugin,omitempty"`
+	// CNIConfFile is the file written, CNIBinDir where the plugins are
+	// expected; containerd's config.toml points at both.
+	CNIConfFile string `json:"cniConfFile"`
+	CNIBinDir   string `json:"cniBinDir"`
+	Subnet      string `json:"subnet,omitempty"`
+	NodeIP      string `json:"nodeIP,omitempty"`
+	// Network and Endpoint are the HNS objects of an l2bridge network.
+	Network  *Object `json:"network,omitempty"`
+	Endpoint *Object `json:"endpoint,omitempty"`
+}
+
+// Object is an HNS object by name and ID. Created is set when cni-config
+// created it (in this run or an earlier one): reset --network removes only
+// those, and only while the ID still matches.
+type Object struct {
+	Name    string `json:"name"`
+	ID      string `json:"id"`
+	IP      string `json:"ip,omitempty"`
+	Created bool   `json:"created"`
+}
+
+// ReadState reads the record; ok is false when there is none.
+func ReadState(fsys FS, path string) (s State, ok bool, err error) {
+	data, err := fsys.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{}, false, nil
+	}
+	if err != nil {
+		return State{}, false, err
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return State{}, false, fmt.Errorf("%s is not cni-config's record (%v): delete it and run cni-config again", path, err)
+	}
+	return s, true, nil
+}
+
+func (s State) encode() []byte {
+	data, _ := json.MarshalIndent(s, "", "  ") // plain strings and bools cannot fail
+	return append(data, '\n')
+}

@@ -1,0 +1,27 @@
+package preflight
+
+import (
+	"os"
+	"runtime"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/podnet"
+	"github.com/kubeedge-windows/edgecore/windows/hns"
+)
+
+// systemPodNetworkProbes read this host's config.toml and cni-config's
+// record at their default places, and ask HNS (which answers
+// hns.ErrNotWindows off Windows, giving WARN rows).
+func systemPodNetworkProbes() *PodNetworkProbes {
+	layout := config.NewLayout(config.CurrentHost(runtime.GOOS))
+	return &PodNetworkProbes{
+		ContainerdConfig: func() (string, []byte, error) {
+			data, err := os.ReadFile(layout.ContainerdConfigFile)
+			return layout.ContainerdConfigFile, data, err
+		},
+		State: func() (podnet.State, bool, error) {
+			return podnet.ReadState(podnet.OSFS{}, podnet.StateFile(layout))
+		},
+		HNS: hns.New(),
+	}
+}

@@ -1,0 +1,179 @@
+// Package servicectl carries out the `edgecore.exe service` commands that
+// span more than the service manager: install, which also restricts the
+// log directory; status, which also points at a panic log a crash left;
+// and dump, which finds the service's process, asks it for its goroutine
+// stacks and waits for the file. Every effect on the host goes through a
+// System, so these are tested with fakes on any build host; only the wait
+// for the new dump reads the log directory itself (a temporary one in the
+// tests).
+package servicectl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kubeedge-windows/edgecore/internal/crashlog"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+	"github.com/kubeedge-windows/edgecore/windows/stackdump"
+)
+
+// The command every fix names.
+const cli = "edgecore.exe"
+
+// System is what the service commands do to the host.
+type System struct {
+	Query     func(name string) (service.Status, error)
+	Install   func(c service.Config) (warnings []string, err error)
+	Uninstall func(name string) error
+	// MkdirAll creates a directory and its parents.
+	MkdirAll func(dir string) error
+	// RestrictAccess gives dir, and everything in it, an ACL that admits
+	// only SYSTEM and Administrators.
+	RestrictAccess func(dir string) error
+	// Signal sets the named event.
+	Signal func(event string) error
+	// PanicLogs lists the non-empty panic logs beside a log file.
+	PanicLogs func(logFile string) ([]crashlog.File, error)
+	// StackDumps lists the finished stack dumps of a process in dir.
+	StackDumps func(dir string, pid uint32) (map[string]bool, error)
+}
+
+// HostSystem is this host's service manager, files and events.
+func HostSystem() System {
+	return System{
+		Query:   service.Query,
+		Install: service.Install,
+		Uninstall: func(name string) error {
+			return service.Uninstall(name, service.StopWaitTimeout)
+		},
+		MkdirAll: func(dir string) error { return os.MkdirAll(dir, 0o750) },
+		RestrictAccess: func(dir string) error {
+			return acl.ApplyTree(dir, acl.DirectorySDDL)
+		},
+		Signal:     stackdump.Signal,
+		PanicLogs:  crashlog.PanicLogs,
+		StackDumps: crashlog.StackDumps,
+	}
+}
+
+// elevate is the fix for what only SYSTEM and Administrators may do.
+func elevate(command string) string {
+	return fmt.Sprintf("run `%s %s` from a PowerShell or command prompt started with \"Run as administrator\"", cli, command)
+}
+
+// Install installs the service c and gives logDir, where the service
+// writes its log, panic log and stack dumps, the ACL of C:\etc\kubeedge:
+// stack dumps and logs show the node's inner workings, so only SYSTEM and
+// Administrators may read them. If the directory cannot be restricted the
+// service is removed again, so that install can simply be run again.
+func Install(c service.Config, logDir string, sys System) (warnings []string, err error) {
+	warnings, err = sys.Install(c)
+	if err != nil {
+		return warnings, err
+	}
+	err = sys.MkdirAll(logDir)
+	if err == nil {
+		err = sys.RestrictAccess(logDir)
+	}
+	if err == nil {
+		return warnings, nil
+	}
+	err = fmt.Errorf("install service %q: restricting its log directory %s to SYSTEM and Administrators: %w", c.Name, logDir, err)
+	if uerr := sys.Uninstall(c.Name); uerr != nil {
+		return warnings, fmt.Errorf("%v; removing the service again also failed (%v): remove it with `%s service uninstall`", err, uerr, cli)
+	}
+	return warnings, fmt.Errorf("%w; the service was removed again: make sure %s is a directory on an NTFS volume, not a link, then run `%s service install` again",
+		err, logDir, cli)
+}
+
+// Status says whether the service is installed and running, and lists the
+// non-empty panic logs beside logFile, each with its size and time: a
+// service that crashed and was restarted by its recovery actions looks
+// healthy otherwise.
+func Status(name, logFile string, sys System) (string, error) {
+	st, err := sys.Query(name)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", name, st)
+	found, err := sys.PanicLogs(logFile)
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		// The log directory is open to SYSTEM and Administrators only.
+		fmt.Fprintf(&b, "panic log: %s is open to Administrators only; to see whether edgecore left a panic log, %s\n",
+			filepath.Dir(logFile), elevate("service status"))
+	case err != nil:
+		fmt.Fprintf(&b, "panic log: cannot look for it: %v\n", err)
+	}
+	for _, f := range found {
+		fmt.Fprintf(&b, "panic log %s: edgecore crashed or printed an error there; read it (and the log file around that time), then delete it\n", f)
+	}
+	return b.String(), nil
+}
+
+// Dump bounds: how long `service dump` waits for the file, and how often
+// it looks.
+const (
+	DumpTimeout = 15 * time.Second
+	dumpPoll    = 100 * time.Millisecond
+)
+
+// Dump asks the running service name for its goroutine stacks through its
+// event Global\stackdump-<pid> and waits up to timeout for the file to
+// appear beside logFile. It returns the file's path.
+func Dump(ctx context.Context, name, logFile string, timeout time.Duration, sys System) (string, error) {
+	st, err := sys.Query(name)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case !st.Installed:
+		return "", fmt.Errorf("dump service %q: the service is %w; install it with `%s service install` (or `%s join`)",
+			name, service.ErrNotInstalled, cli, cli)
+	case st.State != service.Running || st.ProcessID == 0:
+		return "", fmt.Errorf("dump service %q: it is %s, not running; a stack dump comes from the running process: start it with `%s service start`, "+
+			"and if it crashed, `%s service status` names its panic log", name, st.State, cli, cli)
+	}
+	pid := st.ProcessID
+	dir := filepath.Dir(logFile)
+	before, err := sys.StackDumps(dir, pid)
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return "", fmt.Errorf("dump service %q: %w: the stack dump goes to %s, which only SYSTEM and Administrators may read; %s",
+			name, err, dir, elevate("service dump"))
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("dump service %q: %w", name, err)
+	}
+	event := stackdump.EventName(pid)
+	if err := sys.Signal(event); err != nil {
+		switch {
+		case errors.Is(err, stackdump.ErrAccessDenied):
+			return "", fmt.Errorf("dump service %q: %w: only SYSTEM and Administrators may ask process %d for its stacks; %s",
+				name, err, pid, elevate("service dump"))
+		case errors.Is(err, stackdump.ErrNoEvent):
+			return "", fmt.Errorf("dump service %q: process %d does not take stack dump requests (%w): it is still starting, "+
+				"or the service runs an older edgecore.exe (%s); wait a few seconds and try again, or check the log file %s",
+				name, pid, err, st.CommandLine, logFile)
+		}
+		return "", fmt.Errorf("dump service %q: %w", name, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	path, err := crashlog.WaitForStackDump(wctx, dir, pid, before, dumpPoll)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("dump service %q: %w", name, ctx.Err())
+		}
+		return "", fmt.Errorf("dump service %q: asked process %d for its goroutine stacks, but no stack dump of it appeared in %s within %v; "+
+			"the log file %s says why (search it for \"stack dump\")", name, pid, dir, timeout, logFile)
+	}
+	return path, nil
+}

@@ -1,0 +1,272 @@
+package servicectl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeedge-windows/edgecore/internal/crashlog"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+	"github.com/kubeedge-windows/edgecore/windows/stackdump"
+)
+
+// host records what the commands did, in order.
+type host struct {
+	calls       []string
+	status      service.Status
+	installErr  error
+	restrictErr error
+	uninstErr   error
+	signal      func(event string) error
+	// panicLogsErr and listErr stand in for a log directory the caller
+	// may not read.
+	panicLogsErr error
+	listErr      error
+}
+
+func (h *host) system() System {
+	return System{
+		Query: func(name string) (service.Status, error) {
+			h.calls = append(h.calls, "query "+name)
+			st := h.status
+			st.Name = name
+			return st, nil
+		},
+		Install: func(c service.Config) ([]string, error) {
+			h.calls = append(h.calls, "install "+c.Name)
+			return []string{"containerd is not installed"}, h.installErr
+		},
+		Uninstall: func(name string) error {
+			h.calls = append(h.calls, "uninstall "+name)
+			return h.uninstErr
+		},
+		MkdirAll: func(dir string) error {
+			h.calls = append(h.calls, "mkdir "+dir)
+			return nil
+		},
+		RestrictAccess: func(dir string) error {
+			h.calls = append(h.calls, "restrict "+dir)
+			return h.restrictErr
+		},
+		Signal: func(event string) error {
+			h.calls = append(h.calls, "signal "+event)
+			if h.signal != nil {
+				return h.signal(event)
+			}
+			return nil
+		},
+		PanicLogs: func(logFile string) ([]crashlog.File, error) {
+			if h.panicLogsErr != nil {
+				return nil, h.panicLogsErr
+			}
+			return crashlog.PanicLogs(logFile)
+		},
+		StackDumps: func(dir string, pid uint32) (map[string]bool, error) {
+			if h.listErr != nil {
+				return nil, h.listErr
+			}
+			return crashlog.StackDumps(dir, pid)
+		},
+	}
+}
+
+const logDir = `C:\var\log\kubeedge`
+
+func config() service.Config {
+	return service.DefaultConfig(`C:\Program Files\edgecore\edgecore.exe`, `C:\etc\kubeedge\config\edgecore.yaml`)
+}
+
+func mustContain(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+}
+
+func TestInstallRestrictsTheLogDirectory(t *testing.T) {
+	h := &host{}
+	warnings, err := Install(config(), logDir, h.system())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"install edgecore", "mkdir " + logDir, "restrict " + logDir}; !reflect.DeepEqual(h.calls, want) {
+		t.Errorf("did %q, want %q", h.calls, want)
+	}
+	if len(warnings) != 1 {
+		t.Errorf("install's warnings were not passed on: %q", warnings)
+	}
+}
+
+func TestInstallFailingLeavesTheLogDirectoryAlone(t *testing.T) {
+	h := &host{installErr: service.ErrAccessDenied}
+	if _, err := Install(config(), logDir, h.system()); !errors.Is(err, service.ErrAccessDenied) {
+		t.Errorf("Install = %v, want the service manager's error", err)
+	}
+	if want := []string{"install edgecore"}; !reflect.DeepEqual(h.calls, want) {
+		t.Errorf("did %q, want only the install", h.calls)
+	}
+}
+
+func TestInstallRemovesTheServiceWhenTheDirectoryCannotBeRestricted(t *testing.T) {
+	h := &host{restrictErr: errors.New("the file system does not support ACLs")}
+	_, err := Install(config(), logDir, h.system())
+	if want := []string{"install edgecore", "mkdir " + logDir, "restrict " + logDir, "uninstall edgecore"}; !reflect.DeepEqual(h.calls, want) {
+		t.Errorf("did %q, want %q", h.calls, want)
+	}
+	if !errors.Is(err, h.restrictErr) {
+		t.Fatalf("Install = %v, want the ACL error", err)
+	}
+	mustContain(t, "error", err.Error(), logDir, "the service was removed again", "NTFS", "`edgecore.exe service install` again")
+
+	h = &host{restrictErr: errors.New("denied"), uninstErr: errors.New("marked for deletion")}
+	_, err = Install(config(), logDir, h.system())
+	mustContain(t, "error", fmt.Sprint(err), "removing the service again also failed (marked for deletion)", "`edgecore.exe service uninstall`")
+}
+
+func TestStatusNamesTheNonEmptyPanicLogs(t *testing.T) {
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "edgecore.log")
+	h := &host{status: service.Status{Installed: true, State: service.Running, StartType: service.StartAutomatic, ProcessID: 4242}}
+	out, err := Status("edgecore", logFile, h.system())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "edgecore: installed, running (process 4242); start type automatic\n" {
+		t.Errorf("status without panic logs:\n%s", out)
+	}
+	panicLog := crashlog.PanicLogPath(logFile)
+	if err := os.WriteFile(panicLog, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(panicLog+".old", []byte("panic: runtime error: index out of range\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = Status("edgecore", logFile, h.system())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("status with one non-empty panic log:\n%s", out)
+	}
+	mustContain(t, "status", lines[1], "panic log "+panicLog+".old (41 bytes, written ", "crashed", "read it")
+}
+
+func running(pid uint32) service.Status {
+	return service.Status{Installed: true, State: service.Running, ProcessID: pid, CommandLine: `"C:\edgecore.exe" --config C:\etc\kubeedge\config\edgecore.yaml`}
+}
+
+func TestDumpSignalsTheServiceProcessAndWaitsForTheFile(t *testing.T) {
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "edgecore.log")
+	// An earlier dump of the same process is not the answer.
+	if err := os.WriteFile(filepath.Join(dir, crashlog.StackDumpName(4242, time.Now().Add(-time.Minute))), []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := &host{status: running(4242)}
+	wrote := make(chan string, 1)
+	h.signal = func(event string) error {
+		// The service writes the dump a moment later, as edgecore does.
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			p, err := crashlog.WriteStackDump(dir, 4242, time.Now())
+			if err != nil {
+				t.Error(err)
+			}
+			wrote <- p
+		}()
+		return nil
+	}
+	path, err := Dump(context.Background(), "edgecore", logFile, 5*time.Second, h.system())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"query edgecore", `signal Global\stackdump-4242`}; !reflect.DeepEqual(h.calls, want) {
+		t.Errorf("did %q, want %q", h.calls, want)
+	}
+	if wrote := <-wrote; path != wrote {
+		t.Errorf("Dump = %s, want the new dump %s", path, wrote)
+	}
+}
+
+func TestDumpNeedsARunningService(t *testing.T) {
+	for _, tc := range []struct {
+		status service.Status
+		want   []string
+	}{
+		{service.Status{}, []string{"not installed", "`edgecore.exe service install`"}},
+		{service.Status{Installed: true, State: service.Stopped}, []string{"it is stopped, not running", "`edgecore.exe service start`", "`edgecore.exe service status`"}},
+		{service.Status{Installed: true, State: service.StartPending}, []string{"it is starting, not running"}},
+	} {
+		h := &host{status: tc.status}
+		_, err := Dump(context.Background(), "edgecore", filepath.Join(t.TempDir(), "edgecore.log"), time.Second, h.system())
+		mustContain(t, "error", fmt.Sprint(err), tc.want...)
+		if len(h.calls) != 1 {
+			t.Errorf("%s: did %q, want only the query", tc.status, h.calls)
+		}
+	}
+}
+
+func TestDumpExplainsWhyTheEventCannotBeSignalled(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want []string
+	}{
+		{fmt.Errorf("opening event x: %w", stackdump.ErrAccessDenied),
+			[]string{"only SYSTEM and Administrators may ask process 4242", `"Run as administrator"`}},
+		{fmt.Errorf("opening event x: %w", stackdump.ErrNoEvent),
+			[]string{"process 4242 does not take stack dump requests", "still starting", "older edgecore.exe", `"C:\edgecore.exe" --config`}},
+	} {
+		h := &host{status: running(4242), signal: func(string) error { return tc.err }}
+		_, err := Dump(context.Background(), "edgecore", filepath.Join(t.TempDir(), "edgecore.log"), time.Second, h.system())
+		if !errors.Is(err, tc.err) {
+			t.Errorf("Dump = %v, want it to carry %v", err, tc.err)
+		}
+		mustContain(t, "error", fmt.Sprint(err), tc.want...)
+	}
+}
+
+func TestDumpGivesUpNamingTheLogFile(t *testing.T) {
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "edgecore.log")
+	h := &host{status: running(4242)}
+	began := time.Now()
+	_, err := Dump(context.Background(), "edgecore", logFile, 200*time.Millisecond, h.system())
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("gave up after %v with a 200ms bound", took)
+	}
+	mustContain(t, "error", fmt.Sprint(err), "no stack dump of it appeared in "+dir+" within 200ms", logFile)
+}
+
+func TestStatusWithoutElevationSaysHowToSeeThePanicLog(t *testing.T) {
+	h := &host{
+		status:       service.Status{Installed: true, State: service.Running, StartType: service.StartAutomatic, ProcessID: 7},
+		panicLogsErr: fmt.Errorf("panic log x: %w", fs.ErrPermission),
+	}
+	dir := t.TempDir()
+	out, err := Status("edgecore", filepath.Join(dir, "edgecore.log"), h.system())
+	if err != nil {
+		t.Fatalf("Status = %v; the service's state is still worth printing", err)
+	}
+	mustContain(t, "status", out, "edgecore: installed, running (process 7)",
+		"panic log: "+dir+" is open to Administrators only", "`edgecore.exe service status`", `"Run as administrator"`)
+}
+
+func TestDumpWithoutElevationSaysToElevate(t *testing.T) {
+	dir := t.TempDir()
+	h := &host{status: running(4242), listErr: fmt.Errorf("listing stack dumps in %s: %w", dir, fs.ErrPermission)}
+	_, err := Dump(context.Background(), "edgecore", filepath.Join(dir, "edgecore.log"), time.Second, h.system())
+	mustContain(t, "error", fmt.Sprint(err), "goes to "+dir+", which only SYSTEM and Administrators may read", "`edgecore.exe service dump`", `"Run as administrator"`)
+	if len(h.calls) != 1 {
+		t.Errorf("did %q; nothing is signalled when the dump could not be found afterwards", h.calls)
+	}
+}

@@ -1,0 +1,233 @@
+package upgrade
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"time"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+)
+
+// backupInfoFile describes a backup. It is written last, so a directory
+// without it is a backup that was interrupted and is never restored.
+const backupInfoFile = "backup.json"
+
+// Names of the files in a backup directory.
+const (
+	backupConfig = "edgecore.yaml"
+	backupDB     = "edgecore.db"
+)
+
+// BackupInfo is a complete backup: what was copied from where, with the
+// checksum of each copy.
+type BackupInfo struct {
+	Version    string    `json:"version"`
+	Created    time.Time `json:"created"`
+	Executable string    `json:"executable"`
+	ConfigFile string    `json:"configFile"`
+	DataSource string    `json:"dataSource"`
+	// Files maps each file of the backup directory to its SHA-256. The
+	// database is absent when the node had none yet.
+	Files map[string]string `json:"files"`
+}
+
+// dbSidecars are the files SQLite keeps beside a database. A restored
+// database must not meet a journal of the version that replaced it:
+// SQLite would replay it into the restored file.
+func dbSidecars(db string) []string {
+	return []string{db + "-journal", db + "-wal", db + "-shm"}
+}
+
+// backupFiles are the (source, name in the backup) pairs of a journal.
+func backupFiles(goos string, j *Journal) [][2]string {
+	return [][2]string{
+		{j.Executable, config.ExecutableName(goos)},
+		{j.ConfigFile, backupConfig},
+		{j.DataSource, backupDB},
+	}
+}
+
+// backup copies the binary, configuration and database of j into
+// j.Backup and gives the backup directory the ACL of the KubeEdge
+// directory. A file already there with the same checksum is kept: the
+// process running the upgrade may have been started from that very copy,
+// which Windows would not let anyone overwrite.
+func backup(e Env, j *Journal, version string, out io.Writer) (*BackupInfo, error) {
+	dir := j.Backup
+	if err := e.FS.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	info := ospath.Join(e.GOOS, dir, backupInfoFile)
+	// From here on the directory is an incomplete backup until the new
+	// description is written.
+	if err := e.FS.Remove(info); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("remove %s: %w", info, err)
+	}
+	b := &BackupInfo{Version: version, Created: e.Clock.Now().UTC(), Executable: j.Executable,
+		ConfigFile: j.ConfigFile, DataSource: j.DataSource, Files: map[string]string{}}
+	for _, f := range backupFiles(e.GOOS, j) {
+		src, name := f[0], f[1]
+		dst := ospath.Join(e.GOOS, dir, name)
+		sum, err := e.FS.SHA256(src)
+		if errors.Is(err, fs.ErrNotExist) && name == backupDB {
+			// A node that never ran has no database; restoring this
+			// backup removes the one the new version made.
+			if err := e.FS.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("remove %s: %w", dst, err)
+			}
+			fmt.Fprintf(out, "%s does not exist yet; nothing to back up\n", src)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("back up %s: %w", src, err)
+		}
+		if have, err := e.FS.SHA256(dst); err == nil && have == sum {
+			fmt.Fprintf(out, "%s: already in the backup\n", src)
+		} else {
+			if err := e.FS.CopyFile(src, dst); err != nil {
+				return nil, fmt.Errorf("copy %s to %s: %w", src, dst, err)
+			}
+			if have, err := e.FS.SHA256(dst); err != nil || have != sum {
+				return nil, fmt.Errorf("the copy %s differs from %s (%v): check the disk, then try again", dst, src, err)
+			}
+			fmt.Fprintf(out, "copied %s\n", src)
+		}
+		b.Files[name] = sum
+	}
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := e.FS.WriteFile(info, data); err != nil {
+		return nil, fmt.Errorf("write %s: %w", info, err)
+	}
+	if err := e.Restrict(e.Paths.BackupRoot); err != nil {
+		return nil, fmt.Errorf("restrict %s to SYSTEM and Administrators: %w", e.Paths.BackupRoot, err)
+	}
+	fmt.Fprintf(out, "backup of %s complete in %s (SYSTEM and Administrators only)\n", version, dir)
+	return b, nil
+}
+
+// readBackup reads a backup's description and checks every file against
+// it, so that a rollback never starts from a damaged backup.
+func readBackup(e Env, dir string) (*BackupInfo, error) {
+	path := ospath.Join(e.GOOS, dir, backupInfoFile)
+	data, err := e.FS.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s has no complete backup (no %s)", dir, backupInfoFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var b BackupInfo
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("%s is damaged: %w", path, err)
+	}
+	exe := config.ExecutableName(e.GOOS)
+	if b.Files[exe] == "" || b.Files[backupConfig] == "" {
+		return nil, fmt.Errorf("%s lists no %s or %s", path, exe, backupConfig)
+	}
+	for name, want := range b.Files {
+		got, err := e.FS.SHA256(ospath.Join(e.GOOS, dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("backup file %s: %w", name, err)
+		}
+		if got != want {
+			return nil, fmt.Errorf("backup file %s in %s does not match %s: the backup is damaged", name, dir, backupInfoFile)
+		}
+	}
+	return &b, nil
+}
+
+// restore puts a verified backup back: the binary (see placeBinary), the
+// configuration and the database. The service is stopped. Each step
+// replaces a file whole, so running restore again after an interruption
+// finishes it.
+func (d *driver) restore(b *BackupInfo) error {
+	e, j := d.e, d.j
+	dir := j.Backup
+	if err := d.placeBinary(ospath.Join(e.GOOS, dir, config.ExecutableName(e.GOOS)), b.Files[config.ExecutableName(e.GOOS)]); err != nil {
+		return err
+	}
+	d.printf("restored %s\n", j.Executable)
+	if err := e.FS.CopyFile(ospath.Join(e.GOOS, dir, backupConfig), j.ConfigFile); err != nil {
+		return fmt.Errorf("restore %s: %w", j.ConfigFile, err)
+	}
+	d.printf("restored %s\n", j.ConfigFile)
+	for _, s := range dbSidecars(j.DataSource) {
+		if err := e.FS.Remove(s); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s before restoring the database: %w", s, err)
+		}
+	}
+	if b.Files[backupDB] == "" {
+		if err := e.FS.Remove(j.DataSource); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s, which the backup did not have: %w", j.DataSource, err)
+		}
+		d.printf("removed %s (there was none before)\n", j.DataSource)
+		return nil
+	}
+	if err := e.FS.CopyFile(ospath.Join(e.GOOS, dir, backupDB), j.DataSource); err != nil {
+		return fmt.Errorf("restore %s: %w", j.DataSource, err)
+	}
+	d.printf("restored %s\n", j.DataSource)
+	return nil
+}
+
+// placeBinary puts the file src (whose checksum is sum) at the journal's
+// executable. A stopped service's binary is replaced in one rename, so the
+// path always names a whole binary. A binary that is running (the upgrade
+// command itself may have been started from it) cannot be replaced on
+// Windows, only renamed: it is renamed to <exe>.old, recorded in the
+// journal first, and the new one renamed into place.
+func (d *driver) placeBinary(src, sum string) error {
+	e, j := d.e, d.j
+	exe := j.Executable
+	tmp := exe + ".new"
+	if err := e.FS.CopyFile(src, tmp); err != nil {
+		return fmt.Errorf("copy %s to %s: %w", src, tmp, err)
+	}
+	if got, err := e.FS.SHA256(tmp); err != nil || got != sum {
+		e.FS.Remove(tmp)
+		return fmt.Errorf("%s does not match the checksum it was verified with (%v): it changed on disk; start again", src, err)
+	}
+	replaceErr := e.FS.Rename(tmp, exe)
+	if replaceErr == nil {
+		return nil
+	}
+	old := exe + ".old"
+	if err := e.FS.Remove(old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// An earlier .old still runs; pick a name of its own.
+		old = fmt.Sprintf("%s.old-%d", exe, e.Clock.Now().Unix())
+	}
+	j.Old = old
+	if err := d.save(); err != nil {
+		return err
+	}
+	if err := e.FS.Rename(exe, old); err != nil {
+		e.FS.Remove(tmp)
+		return fmt.Errorf("replace %s: %v; rename it away: %w", exe, replaceErr, err)
+	}
+	if err := e.FS.Rename(tmp, exe); err != nil {
+		if back := e.FS.Rename(old, exe); back != nil {
+			return fmt.Errorf("move %s into place: %v; and moving %s back failed: %w", tmp, err, old, back)
+		}
+		return fmt.Errorf("move %s into place: %w", tmp, err)
+	}
+	d.printf("%s was in use: the running binary was renamed to %s\n", exe, old)
+	return nil
+}
+
+// cleanup removes what the swap left beside the binary. A renamed binary
+// that still runs (this command) cannot be removed; the next upgrade does.
+func (d *driver) cleanup() {
+	e, j := d.e, d.j
+	for _, p := range []string{j.Executable + ".new", j.Executable + ".old", j.Old} {
+		if p != "" {
+			e.FS.Remove(p)
+		}
+	}
+}

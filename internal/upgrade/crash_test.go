@@ -1,0 +1,187 @@
+package upgrade
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+// cutPower runs f and reports whether the power was cut in it.
+func cutPower(f func()) (cut bool, op string) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, ok := r.(powerCut)
+			if !ok {
+				panic(r)
+			}
+			cut, op = true, p.op
+		}
+	}()
+	f()
+	return false, ""
+}
+
+// TestPowerCutAtEveryOperation cuts the power before each operation an
+// upgrade (or its rollback) makes on the host, in turn: every file write,
+// copy, rename and removal and every service start and stop. After each
+// cut the host boots (the service manager starts whatever binary is in
+// place, and that edgecore, if it can run, finds the journal and starts
+// a helper to finish it), and the helper, or the next upgrade or rollback
+// command when no edgecore runs, finishes the journal. Whatever the
+// phase, the host must end with one whole binary in place and the service
+// running: the new version if the upgrade went through, otherwise the old
+// one with its own configuration and database.
+func TestPowerCutAtEveryOperation(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		binary string
+	}{
+		{"healthy new version", newBin},
+		{"new version that exits at once", badBin},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			phases := map[Phase]bool{}
+			for n := 1; ; n++ {
+				h := newHost(tc.binary)
+				e := h.env(driverPID, "v0.1.0")
+				j := h.plannedUpgrade(e)
+				h.ops.n, h.ops.cutAt = 0, n
+				var out bytes.Buffer
+				cut, op := cutPower(func() {
+					h.alive[driverPID] = true
+					if _, err := Execute(context.Background(), &out, e, j); err != nil {
+						t.Fatalf("Execute: %v", err)
+					}
+				})
+				if !cut {
+					if n == 1 {
+						t.Fatal("the upgrade made no operation")
+					}
+					break
+				}
+				delete(h.alive, driverPID)
+				h.ops.cutAt = 0
+				before, _ := loadJournal(e)
+				if before != nil {
+					phases[before.Phase] = true
+				}
+				where := "before " + op
+				if before != nil {
+					where += " in phase " + string(before.Phase)
+				}
+
+				h.clock.now = h.clock.now.Add(time.Minute)
+				h.svc.spawned = nil
+				h.svc.boot()
+				if h.svc.node != nil {
+					h.svc.node.tick()
+				}
+				if before != nil && !before.Done() && h.svc.node != nil {
+					if len(h.svc.spawned) != 1 || strings.Join(h.svc.spawned[0][1:], " ") != "upgrade --resume" {
+						t.Fatalf("power cut %s: the edgecore that booted started %v, want one `upgrade --resume`", where, h.svc.spawned)
+					}
+					helper := h.svc.spawned[0][0]
+					fromBackup := strings.HasPrefix(helper, `C:\etc\kubeedge\backup\v0.1.0\`)
+					switch before.Phase {
+					case PhaseSwap, PhaseStart, PhaseRollbackStop, PhaseRestore, PhaseRollbackStart:
+						if !fromBackup {
+							t.Errorf("power cut %s: helper %s, want the backed-up binary", where, helper)
+						}
+					default:
+						if helper != h.exe {
+							t.Errorf("power cut %s: helper %s, want the binary in place", where, helper)
+						}
+					}
+				}
+				out.Reset()
+				h.alive[600] = true
+				r, resumed, err := Resume(context.Background(), &out, h.env(600, "v0.1.0"), "")
+				if err != nil {
+					t.Fatalf("power cut %s: resume: %v", where, err)
+				}
+				if before != nil && !before.Done() && !resumed {
+					t.Fatalf("power cut %s: the unfinished journal was not resumed", where)
+				}
+				after, _ := loadJournal(e)
+				if after != nil && !after.Done() {
+					t.Fatalf("power cut %s: journal still in phase %s\n%s", where, after.Phase, out.String())
+				}
+				bin, _ := h.fs.get(h.exe)
+				if h.svc.st.State != service.Running {
+					t.Errorf("power cut %s: the service is %v (binary %q)\n%s", where, h.svc.st.State, bin, out.String())
+				}
+				success := after != nil && after.Outcome == OutcomeSuccess
+				switch {
+				case success:
+					if bin != newBin || h.svc.running.version != "v0.2.0" {
+						t.Errorf("power cut %s: success, but %q in place, running %s", where, bin, h.svc.running.version)
+					}
+					if tc.binary == badBin {
+						t.Errorf("power cut %s: a binary that exits at once passed the gate", where)
+					}
+				default:
+					if bin != oldBin || h.svc.running.version != "v0.1.0" {
+						t.Errorf("power cut %s: outcome %v, but %q in place, running %s\n%s", where, after, bin, h.svc.running.version, out.String())
+					}
+					h.must(t, h.config, oldConfig)
+					h.must(t, h.db, oldDB)
+					if after != nil && after.Outcome == OutcomeFailed {
+						t.Errorf("power cut %s: the recovery failed: %s", where, after.Reason)
+					}
+				}
+				if resumed && r.Status == "" {
+					t.Errorf("power cut %s: empty result", where)
+				}
+			}
+			// The cuts fell into every phase the path goes through.
+			want := []Phase{PhasePlanned, PhaseStop, PhaseBackup, PhaseSwap, PhaseStart, PhaseRollbackStop, PhaseRestore, PhaseRollbackStart}
+			if tc.binary == newBin {
+				want = []Phase{PhasePlanned, PhaseStop, PhaseBackup, PhaseSwap, PhaseStart}
+			}
+			for _, p := range want {
+				if !phases[p] {
+					t.Errorf("no power cut fell into phase %s (phases seen: %v)", p, phases)
+				}
+			}
+		})
+	}
+}
+
+// A power cut in the middle of an on-demand rollback: the next start
+// carries the rollback out again.
+func TestPowerCutDuringRollbackCommand(t *testing.T) {
+	for n := 1; ; n++ {
+		h := newHost(newBin)
+		if r, out := h.run(t, h.plannedUpgrade(h.env(driverPID, "v0.1.0"))); r.Status != StatusSuccess {
+			t.Fatalf("upgrade: %+v\n%s", r, out)
+		}
+		e := h.env(700, "v0.2.0")
+		h.ops.n, h.ops.cutAt = 0, n
+		var out bytes.Buffer
+		cut, op := cutPower(func() {
+			h.alive[700] = true
+			Rollback(context.Background(), &out, e, h.facts(), RollbackOptions{Timeout: time.Minute, Service: "edgecore"})
+		})
+		if !cut {
+			break
+		}
+		delete(h.alive, 700)
+		h.ops.cutAt = 0
+		h.clock.now = h.clock.now.Add(time.Minute)
+		h.svc.boot()
+		out.Reset()
+		h.alive[701] = true
+		// The operator runs the rollback again; it first finishes the
+		// interrupted one.
+		r := Rollback(context.Background(), &out, h.env(701, "v0.2.0"), h.facts(), RollbackOptions{Timeout: time.Minute, Service: "edgecore"})
+		bin, _ := h.fs.get(h.exe)
+		if bin != oldBin || h.svc.st.State != service.Running {
+			t.Errorf("power cut before %s: %q in place, service %v; result %s\n%s", op, bin, h.svc.st.State, r.Line(), out.String())
+		}
+		h.must(t, h.db, oldDB)
+	}
+}

@@ -1,0 +1,384 @@
+package upgrade
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/release"
+)
+
+// Facts are how an upgrade learns about the installed edgecore what the
+// service manager does not say.
+type Facts struct {
+	// DataSource reads the database path from a configuration file.
+	DataSource func(configFile string) (string, error)
+	// VersionOf asks an edgecore binary for its version.
+	VersionOf func(exe string) (string, error)
+	// Arch is the host's architecture in Go's names.
+	Arch string
+}
+
+// Installed is the edgecore the service runs.
+type Installed struct {
+	Service    string
+	Executable string
+	ConfigFile string
+	DataSource string
+	// Version is "" when the binary would not say (VersionErr).
+	Version    string
+	VersionErr error
+}
+
+// FindInstalled reads the service's command line for the binary and the
+// configuration it runs with, the configuration for the database, and the
+// binary for its version.
+func FindInstalled(e Env, f Facts, name string) (Installed, error) {
+	in := Installed{Service: name}
+	st, err := e.Services.Query(name)
+	if err != nil {
+		return in, err
+	}
+	if !st.Installed {
+		return in, fmt.Errorf("the service %q is not installed: upgrade and rollback replace the binary that service runs; set the node up with `edgecore.exe join` (or `edgecore.exe service install`) first", name)
+	}
+	argv, err := SplitCommandLine(st.CommandLine)
+	if err != nil {
+		return in, err
+	}
+	in.Executable = argv[0]
+	cfg, ok := configFlag(argv[1:])
+	if !ok {
+		return in, fmt.Errorf("the service %q runs %q without --config, so its configuration is unknown: reinstall it with `edgecore.exe service install --config <file>`", name, st.CommandLine)
+	}
+	in.ConfigFile = cfg
+	for _, p := range []struct{ what, path string }{{"binary", in.Executable}, {"configuration", in.ConfigFile}} {
+		if !ospath.IsAbs(e.GOOS, p.path) {
+			return in, fmt.Errorf("the service %q names its %s as %q, which is not an absolute path: reinstall it with `edgecore.exe service install`", name, p.what, p.path)
+		}
+	}
+	if in.DataSource, err = f.DataSource(in.ConfigFile); err != nil {
+		return in, err
+	}
+	in.Version, in.VersionErr = f.VersionOf(in.Executable)
+	return in, nil
+}
+
+// UpgradeOptions are the inputs of `edgecore.exe upgrade`.
+type UpgradeOptions struct {
+	// Package is the release zip (--package).
+	Package string
+	// SHA256 is the zip's expected checksum (--sha256), optional.
+	SHA256 string
+	// AllowDowngrade accepts an older package (--allow-downgrade).
+	AllowDowngrade bool
+	// Timeout bounds the health gate (--timeout).
+	Timeout time.Duration
+	// Service is the service name.
+	Service string
+}
+
+// Flag names errors point at.
+const (
+	flagPackage = "--package"
+	flagTimeout = "--timeout"
+	flagSHA256  = "--sha256"
+	flagVersion = "--to"
+)
+
+func (o UpgradeOptions) validate() error {
+	var errs field.ErrorList
+	if o.Package == "" {
+		errs = append(errs, field.Required(field.NewPath(flagPackage), "give the release zip, e.g. --package \"C:\\Users\\admin\\Downloads\\edgecore-v0.2.0-windows-amd64.zip\""))
+	}
+	if o.Timeout <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath(flagTimeout), o.Timeout.String(), "give how long the new version may take to become healthy, e.g. 3m"))
+	}
+	if o.SHA256 != "" {
+		if _, err := release.ParseDigest(o.SHA256); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath(flagSHA256), o.SHA256, "give the zip's SHA-256 as Get-FileHash or sha256sum prints it"))
+		}
+	}
+	if len(errs) > 0 {
+		return &config.InvalidError{What: "upgrade options", Errs: errs}
+	}
+	return nil
+}
+
+// Upgrade carries out `edgecore.exe upgrade --package`: it first finishes
+// an upgrade an earlier process left half-done, then verifies the package
+// against what the service runs, stages its binary and drives the
+// upgrade, printing each step to out.
+func Upgrade(ctx context.Context, out io.Writer, e Env, f Facts, o UpgradeOptions) Result {
+	res := Result{Action: KindUpgrade, Status: StatusRefused}
+	refuse := func(err error) Result {
+		res.Reason = err.Error()
+		return res
+	}
+	if err := o.validate(); err != nil {
+		return refuse(err)
+	}
+	if r, resumed, err := Resume(ctx, out, e, ""); err != nil {
+		return refuse(err)
+	} else if resumed {
+		fmt.Fprintf(out, "The earlier %s ended: %s\n", r.Action, r.Line())
+	}
+	in, err := FindInstalled(e, f, o.Service)
+	if err != nil {
+		return refuse(err)
+	}
+	res.From = in.Version
+	fmt.Fprintf(out, "The service %s runs %s %s with %s\n", in.Service, in.Executable, orUnknown(in), in.ConfigFile)
+	fmt.Fprintf(out, "Checking %s\n", o.Package)
+	st, err := stagePackage(e, o.Package, o.SHA256, release.Target{OS: e.GOOS, Arch: f.Arch, Installed: in.Version, AllowDowngrade: o.AllowDowngrade}, nil, &indented{w: out})
+	var same *release.ErrSameVersion
+	switch {
+	case errors.As(err, &same):
+		res.Status, res.To, res.Reason = StatusUnchanged, same.Version, same.Error()
+		return res
+	case err != nil:
+		if in.VersionErr != nil {
+			err = fmt.Errorf("%w (the installed binary did not tell its version: %v)", err, in.VersionErr)
+		}
+		return refuse(err)
+	}
+	res.To = st.Manifest.Version
+	j := newJournal(e, KindUpgrade, in, o.Timeout)
+	j.To, j.Backup, j.Staged, j.StagedSHA256 = st.Manifest.Version, e.Paths.Backup(backupName(in.Version, e)), st.Binary, st.SHA256
+	if in.Version == "" {
+		j.From = "unknown"
+	}
+	r, err := Execute(ctx, out, e, j)
+	if err != nil {
+		return refuse(err)
+	}
+	return r
+}
+
+// backupName is the directory name of the running version's backup; an
+// installed binary that would not tell its version is backed up under the
+// time of the upgrade, so that it never overwrites a real version's.
+func backupName(v string, e Env) string {
+	if v != "" {
+		return v
+	}
+	return "unknown-" + e.Clock.Now().UTC().Format("20060102T150405Z")
+}
+
+func orUnknown(in Installed) string {
+	if in.Version != "" {
+		return in.Version
+	}
+	return fmt.Sprintf("(version unknown: %v)", in.VersionErr)
+}
+
+func newJournal(e Env, k Kind, in Installed, timeout time.Duration) *Journal {
+	now := e.Clock.Now().UTC()
+	return &Journal{
+		ID: fmt.Sprintf("%s-%d", now.Format("20060102T150405.000Z"), e.PID), Kind: k,
+		From: in.Version, Service: in.Service, Executable: in.Executable, ConfigFile: in.ConfigFile,
+		DataSource: in.DataSource, Timeout: Duration(timeout), Created: now,
+	}
+}
+
+// RollbackOptions are the inputs of `edgecore.exe rollback`.
+type RollbackOptions struct {
+	// Version picks the backup to restore (--to); "" is the one the
+	// last upgrade made, or else the newest of another version.
+	Version string
+	// Timeout bounds the wait for the restored version to run.
+	Timeout time.Duration
+	Service string
+}
+
+// Rollback carries out `edgecore.exe rollback`: it puts a backup's binary,
+// configuration and database back and starts the service on them.
+func Rollback(ctx context.Context, out io.Writer, e Env, f Facts, o RollbackOptions) Result {
+	res := Result{Action: KindRollback, Status: StatusRefused}
+	refuse := func(err error) Result {
+		res.Reason = err.Error()
+		return res
+	}
+	if o.Timeout <= 0 {
+		return refuse(&config.InvalidError{What: "rollback options", Errs: field.ErrorList{
+			field.Invalid(field.NewPath(flagTimeout), o.Timeout.String(), "give how long the restored version may take to run, e.g. 3m")}})
+	}
+	if r, resumed, err := Resume(ctx, out, e, ""); err != nil {
+		return refuse(err)
+	} else if resumed {
+		fmt.Fprintf(out, "The earlier %s ended: %s\n", r.Action, r.Line())
+		if r.Action == KindUpgrade && r.Status == StatusRolledBack && o.Version == "" {
+			// That was the rollback the operator asked for.
+			return r
+		}
+	}
+	in, err := FindInstalled(e, f, o.Service)
+	if err != nil {
+		return refuse(err)
+	}
+	res.From = in.Version
+	dir, b, err := chooseBackup(e, in.Version, o.Version)
+	if err != nil {
+		return refuse(err)
+	}
+	res.To = b.Version
+	j := newJournal(e, KindRollback, in, o.Timeout)
+	if in.Version == "" {
+		j.From = "unknown"
+	}
+	j.To, j.Backup = b.Version, dir
+	r, err := Execute(ctx, out, e, j)
+	if err != nil {
+		return refuse(err)
+	}
+	return r
+}
+
+// chooseBackup picks the backup a rollback restores: the version given,
+// else the one the last successful upgrade moved away from, else the
+// newest complete backup of a version other than the running one. Every
+// candidate is verified file by file.
+func chooseBackup(e Env, running, want string) (string, *BackupInfo, error) {
+	if want != "" {
+		dir := e.Paths.Backup(want)
+		b, err := readBackup(e, dir)
+		if err != nil {
+			return "", nil, fmt.Errorf("%s %s: %w", flagVersion, want, err)
+		}
+		return dir, b, nil
+	}
+	if j, err := loadJournal(e); err == nil && j != nil && j.Done() && j.Kind == KindUpgrade && j.Outcome == OutcomeSuccess && j.From != running {
+		if b, err := readBackup(e, j.Backup); err == nil {
+			return j.Backup, b, nil
+		}
+	}
+	names, err := e.FS.ReadDir(e.Paths.BackupRoot)
+	if err != nil && !isNotExist(err) {
+		return "", nil, err
+	}
+	type cand struct {
+		dir string
+		b   *BackupInfo
+	}
+	var cands []cand
+	var damaged []string
+	for _, n := range names {
+		dir := ospath.Join(e.GOOS, e.Paths.BackupRoot, n)
+		b, err := readBackup(e, dir)
+		if err != nil {
+			damaged = append(damaged, err.Error())
+			continue
+		}
+		if b.Version != running {
+			cands = append(cands, cand{dir, b})
+		}
+	}
+	if len(cands) == 0 {
+		msg := fmt.Sprintf("no backup of a version other than the running %s in %s", running, e.Paths.BackupRoot)
+		if len(damaged) > 0 {
+			msg += fmt.Sprintf(" (unusable: %v)", damaged)
+		}
+		return "", nil, errors.New(msg + ": upgrade makes one; to go to another version, use `edgecore.exe upgrade --package <zip> --allow-downgrade`")
+	}
+	sort.Slice(cands, func(a, b int) bool { return cands[a].b.Created.After(cands[b].b.Created) })
+	return cands[0].dir, cands[0].b, nil
+}
+
+// Staged is a verified package whose binary waits in the staging
+// directory.
+type Staged struct {
+	Manifest release.Manifest `json:"manifest"`
+	// Package is the zip it came from; Binary the unpacked binary and
+	// SHA256 its checksum.
+	Package string `json:"package"`
+	Binary  string `json:"binary"`
+	SHA256  string `json:"sha256"`
+}
+
+const stagedFile = "staged.json"
+
+// stagePackage checks the zip at path (against digest when given, then
+// its own SHA256SUMS, its manifest, the target and accept) and unpacks its
+// binary into the staging directory of its version.
+func stagePackage(e Env, path, digest string, t release.Target, accept func(release.Manifest) error, out io.Writer) (*Staged, error) {
+	if digest != "" {
+		want, err := release.ParseDigest(digest)
+		if err != nil {
+			return nil, err
+		}
+		got, err := release.FileSHA256(path)
+		if err != nil {
+			return nil, fmt.Errorf("package %s: %w", path, err)
+		}
+		if got != want {
+			return nil, fmt.Errorf("package %s has the SHA-256 %s, not the expected %s: it is damaged or not the package meant; fetch it again", path, got, want)
+		}
+		fmt.Fprintf(out, "the zip's SHA-256 matches %s\n", want)
+	}
+	p, err := release.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	m := p.Manifest
+	fmt.Fprintf(out, "%s: %d files match\n", release.SumsFile, len(p.Files))
+	fmt.Fprintf(out, "edgecore %s for %s (KubeEdge %s)\n", m.Version, m.Platform(), m.KubeEdge)
+	if accept != nil {
+		if err := accept(m); err != nil {
+			return nil, err
+		}
+	}
+	if err := release.Check(m, t); err != nil {
+		return nil, err
+	}
+	dir := e.Paths.Staging(m.Version)
+	if err := e.FS.MkdirAll(dir); err != nil {
+		return nil, err
+	}
+	if err := e.Restrict(e.Paths.StateDir); err != nil {
+		return nil, fmt.Errorf("restrict %s to SYSTEM and Administrators: %w", e.Paths.StateDir, err)
+	}
+	bin := ospath.Join(e.GOOS, dir, m.Binary)
+	if err := p.Extract(m.Binary, bin); err != nil {
+		return nil, err
+	}
+	if err := release.CheckBinary(bin, m); err != nil {
+		return nil, fmt.Errorf("package %s: %w", path, err)
+	}
+	st := &Staged{Manifest: m, Package: path, Binary: bin, SHA256: p.Files[m.Binary]}
+	data, _ := json.MarshalIndent(st, "", "  ")
+	if err := e.FS.WriteFile(ospath.Join(e.GOOS, dir, stagedFile), data); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "staged %s\n", bin)
+	return st, nil
+}
+
+// loadStaged finds the staged package of version and checks that its
+// binary is unchanged.
+func loadStaged(e Env, version string) (*Staged, error) {
+	path := ospath.Join(e.GOOS, e.Paths.Staging(version), stagedFile)
+	data, err := e.FS.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("no package of %s was fetched and verified (%v)", version, err)
+	}
+	var st Staged
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("%s is damaged: %w", path, err)
+	}
+	if sum, err := e.FS.SHA256(st.Binary); err != nil || sum != st.SHA256 {
+		return nil, fmt.Errorf("the staged binary %s changed after it was verified (%v)", st.Binary, err)
+	}
+	return &st, nil
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

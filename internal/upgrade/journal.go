@@ -1,0 +1,222 @@
+package upgrade
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+)
+
+// Kind is what a journal carries out.
+type Kind string
+
+const (
+	KindUpgrade  Kind = "upgrade"
+	KindRollback Kind = "rollback"
+)
+
+// Phase is the step a journal is at. A phase is written before its step
+// begins, so it means "this step may be done in part": what a driver that
+// takes the journal over does for each phase is decided by resumeAction.
+type Phase string
+
+const (
+	// PhasePlanned: checked and staged; nothing on the host changed.
+	PhasePlanned Phase = "planned"
+	// PhaseStop: stopping the service before anything is replaced.
+	PhaseStop Phase = "stop"
+	// PhaseBackup: copying the binary, configuration and database.
+	PhaseBackup Phase = "backup"
+	// PhaseSwap: replacing the binary; the backup is complete.
+	PhaseSwap Phase = "swap"
+	// PhaseStart: the new binary is in place; starting the service and
+	// waiting for the health gate.
+	PhaseStart Phase = "start"
+	// PhaseRollbackStop, PhaseRestore and PhaseRollbackStart undo an
+	// upgrade (or carry out a rollback): stop the service, put the backup
+	// back, start the service.
+	PhaseRollbackStop  Phase = "rollback-stop"
+	PhaseRestore       Phase = "rollback-restore"
+	PhaseRollbackStart Phase = "rollback-start"
+	// PhaseDone: finished; Outcome says how.
+	PhaseDone Phase = "done"
+)
+
+// Outcome is how a finished journal ended.
+type Outcome string
+
+const (
+	// OutcomeSuccess: the upgrade passed the health gate, or the rollback
+	// runs the restored version.
+	OutcomeSuccess Outcome = "success"
+	// OutcomeRolledBack: the upgrade failed and the version before it runs
+	// again with its configuration and database.
+	OutcomeRolledBack Outcome = "rolled-back"
+	// OutcomeAborted: the upgrade stopped before the binary was replaced;
+	// the version before it runs.
+	OutcomeAborted Outcome = "aborted"
+	// OutcomeFailed: putting the previous version back failed too; the
+	// reason says what is left to do.
+	OutcomeFailed Outcome = "failed"
+)
+
+// journalFormat is the journal's layout version: an edgecore that finds a
+// newer one (written by a later release) leaves it alone rather than
+// misread it.
+const journalFormat = 1
+
+// Journal is the record of one upgrade or rollback.
+type Journal struct {
+	Format int    `json:"format"`
+	ID     string `json:"id"`
+	Kind   Kind   `json:"kind"`
+	Phase  Phase  `json:"phase"`
+	// From is the version installed when it began; To the version it
+	// installs (for a rollback, the backup's).
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Service is the service name; Executable, ConfigFile and DataSource
+	// are the files it runs with, which are backed up and replaced.
+	Service    string `json:"service"`
+	Executable string `json:"executable"`
+	ConfigFile string `json:"configFile"`
+	DataSource string `json:"dataSource"`
+	// Backup is the directory restored when the upgrade fails (for a
+	// rollback, the one restored).
+	Backup string `json:"backup"`
+	// Staged is the verified new binary and StagedSHA256 its checksum,
+	// checked again right before it replaces the old one.
+	Staged       string `json:"staged,omitempty"`
+	StagedSHA256 string `json:"stagedSHA256,omitempty"`
+	// Old is where the running binary was renamed to when it could not be
+	// replaced in place.
+	Old string `json:"old,omitempty"`
+	// Timeout bounds the health gate.
+	Timeout Duration `json:"timeout"`
+	// GateStart is when the service was started with the new (or
+	// restored) binary: health records older than it are stale.
+	GateStart time.Time `json:"gateStart,omitempty"`
+	Created   time.Time `json:"created"`
+	Driver    Driver    `json:"driver"`
+	Outcome   Outcome   `json:"outcome,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	// Job is the NodeUpgradeJob task this journal carries out, if it came
+	// from the cloud: whichever edgecore runs when it is done reports it.
+	Job *Job `json:"job,omitempty"`
+}
+
+// Driver is the process carrying a journal out, and when it last said it
+// was alive.
+type Driver struct {
+	// PID 0 with a fresh Heartbeat reserves the journal for a process
+	// that is being started.
+	PID       int       `json:"pid"`
+	Heartbeat time.Time `json:"heartbeat"`
+}
+
+// Job names a NodeUpgradeJob task on this node.
+type Job struct {
+	TaskID   string `json:"taskID"`
+	TaskType string `json:"taskType"`
+	Node     string `json:"node"`
+	// Reported is set once the outcome was sent to the cloud.
+	Reported bool `json:"reported,omitempty"`
+}
+
+// Duration is a time.Duration written as "3m0s".
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+// Done reports whether the journal has finished.
+func (j *Journal) Done() bool { return j.Phase == PhaseDone }
+
+// loadJournal reads the journal; (nil, nil) when there is none.
+func loadJournal(e Env) (*Journal, error) {
+	data, err := e.FS.ReadFile(e.Paths.Journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the upgrade journal %s: %w", e.Paths.Journal, err)
+	}
+	var j Journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("the upgrade journal %s is damaged (%v): if no upgrade is running, check that %s runs the version you want, then delete the journal",
+			e.Paths.Journal, err, "the edgecore service")
+	}
+	if j.Format > journalFormat {
+		return nil, fmt.Errorf("the upgrade journal %s was written by a later edgecore (format %d): finish it with that version's edgecore.exe (upgrade or rollback)",
+			e.Paths.Journal, j.Format)
+	}
+	return &j, nil
+}
+
+// saveJournal writes j durably: the phase it names must survive a power
+// cut that comes right after.
+func saveJournal(e Env, j *Journal) error {
+	j.Format = journalFormat
+	data, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := e.FS.MkdirAll(e.Paths.StateDir); err != nil {
+		return fmt.Errorf("create %s: %w", e.Paths.StateDir, err)
+	}
+	if err := e.FS.WriteFile(e.Paths.Journal, data); err != nil {
+		return fmt.Errorf("write the upgrade journal %s: %w", e.Paths.Journal, err)
+	}
+	return nil
+}
+
+// driverAlive reports whether another process is carrying j out: it
+// beat recently and (when its ID is known) still runs.
+func driverAlive(e Env, j *Journal) bool {
+	d := j.Driver
+	if d.PID == e.PID && d.PID != 0 {
+		return false
+	}
+	if e.Clock.Now().Sub(d.Heartbeat) >= staleAfter {
+		return false
+	}
+	return d.PID == 0 || e.Alive == nil || e.Alive(d.PID)
+}
+
+// Health is what the edgecore the service runs says about itself while an
+// upgrade is in progress.
+type Health struct {
+	// Journal is the ID of the journal in progress it was written for.
+	Journal string    `json:"journal"`
+	PID     int       `json:"pid"`
+	Version string    `json:"version"`
+	Started time.Time `json:"started"`
+	Updated time.Time `json:"updated"`
+	// HubConnected: edgehub is connected to cloudcore.
+	HubConnected bool `json:"hubConnected"`
+	// NodeReady: the kubelet's last node status had Ready true, and the
+	// cloud accepted it.
+	NodeReady bool `json:"nodeReady"`
+}
+
+func loadHealth(e Env) (*Health, error) {
+	data, err := e.FS.ReadFile(e.Paths.Health)
+	if err != nil {
+		return nil, err
+	}
+	var h Health
+	if err := json.Unmarshal(data, &h); err != nil {
+		return nil, err
+	}
+	return &h, nil
+}

@@ -1,0 +1,198 @@
+package upgrade
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/release"
+)
+
+// SettingsFile holds the operator's upgrade settings for NodeUpgradeJobs,
+// beside the node's configuration (C:\etc\kubeedge\config\upgrade.yaml).
+//
+// Why a file of its own: edgecore's configuration is upstream's v1alpha2
+// EdgeCoreConfig, which refuses unknown fields, so it cannot carry one
+// without patching upstream's API. A NodeUpgradeJob's spec.image cannot
+// carry a URL either: cloudcore parses it as a container image reference
+// and appends the version as a tag. And a node annotation could be set
+// from the cloud side, or by the node itself, while the repository decides
+// which binary runs as SYSTEM: it belongs to the host's administrators, in
+// the directory join restricts to them.
+const SettingsFile = "upgrade.yaml"
+
+// versionPlaceholder is replaced by the version a NodeUpgradeJob asks for.
+const versionPlaceholder = "{version}"
+
+// Settings are the operator's upgrade settings.
+type Settings struct {
+	// Repository locates a release zip by version: an http(s) URL or an
+	// absolute path, a file share included, with {version} in it, e.g.
+	// \\fileserver\edgecore\edgecore-{version}-windows-amd64.zip.
+	Repository string `json:"repository"`
+	// HealthTimeout bounds the health gate of upgrades from the cloud
+	// (default 3m). The job's timeoutSeconds must exceed it by the time a
+	// service stop and start take.
+	HealthTimeout string `json:"healthTimeout,omitempty"`
+}
+
+// SettingsPath is the settings file beside configFile.
+func SettingsPath(goos, configFile string) string {
+	return ospath.Join(goos, ospath.Dir(goos, configFile), SettingsFile)
+}
+
+// LoadSettings reads and checks the settings beside configFile.
+func LoadSettings(e Env, configFile string) (Settings, error) {
+	p := SettingsPath(e.GOOS, configFile)
+	var s Settings
+	raw, err := e.FS.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, fmt.Errorf("no package repository is configured for NodeUpgradeJobs: write %s with a line such as "+
+			`repository: "\\fileserver\edgecore\edgecore-{version}-windows-amd64.zip" (or an https:// URL)`, p)
+	}
+	if err != nil {
+		return s, err
+	}
+	raw = bytes.TrimPrefix(raw, []byte{0xEF, 0xBB, 0xBF})
+	if bytes.HasPrefix(raw, []byte{0xFF, 0xFE}) || bytes.HasPrefix(raw, []byte{0xFE, 0xFF}) {
+		return s, fmt.Errorf("%s is UTF-16: save it as UTF-8 (Set-Content -Encoding utf8)", p)
+	}
+	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
+		return s, fmt.Errorf("%s: %v: the fields are repository and healthTimeout", p, err)
+	}
+	if err := s.validate(e.GOOS); err != nil {
+		return s, fmt.Errorf("%s: %w", p, err)
+	}
+	return s, nil
+}
+
+func (s Settings) validate(goos string) error {
+	if !strings.Contains(s.Repository, versionPlaceholder) {
+		return fmt.Errorf("repository %q has no %s, so every version would be fetched from the same place: write it where the version goes, e.g. https://repo.example/edgecore/edgecore-{version}-windows-amd64.zip",
+			s.Repository, versionPlaceholder)
+	}
+	sample := strings.ReplaceAll(s.Repository, versionPlaceholder, "v0.0.0")
+	if strings.ContainsAny(sample, "{}") {
+		return fmt.Errorf("repository %q: only {version} is replaced", s.Repository)
+	}
+	if isURL(sample) {
+		u, err := url.Parse(sample)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("repository %q is not a valid http(s) URL: %v", s.Repository, err)
+		}
+	} else if !ospath.IsAbs(goos, sample) {
+		return fmt.Errorf("repository %q is neither an http(s) URL nor an absolute path (C:\\..., \\\\server\\share\\...): the service does not run in any particular directory", s.Repository)
+	}
+	if s.HealthTimeout != "" {
+		d, err := time.ParseDuration(s.HealthTimeout)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("healthTimeout %q is not a duration such as 3m", s.HealthTimeout)
+		}
+	}
+	return nil
+}
+
+// Timeout is the health gate's bound.
+func (s Settings) Timeout() time.Duration {
+	if d, err := time.ParseDuration(s.HealthTimeout); err == nil && d > 0 {
+		return d
+	}
+	return DefaultTimeout
+}
+
+// Location is where the package of version is.
+func (s Settings) Location(version string) string {
+	return strings.ReplaceAll(s.Repository, versionPlaceholder, version)
+}
+
+func isURL(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// baseName is the file name at the end of a location.
+func baseName(goos, loc string) string {
+	if isURL(loc) {
+		if u, err := url.Parse(loc); err == nil {
+			if p, err := url.PathUnescape(path.Base(u.Path)); err == nil {
+				return p
+			}
+		}
+	}
+	d := ospath.Dir(goos, loc)
+	return strings.TrimLeft(loc[len(d):], `\/`)
+}
+
+// sumsBeside is the SHA256SUMS in the same directory as loc.
+func sumsBeside(goos, loc string) string {
+	if isURL(loc) {
+		u, err := url.Parse(loc)
+		if err == nil {
+			u.Path = path.Join(path.Dir(u.Path), release.SumsFile)
+			u.RawPath, u.RawQuery, u.Fragment = "", "", ""
+			return u.String()
+		}
+	}
+	return ospath.Join(goos, ospath.Dir(goos, loc), release.SumsFile)
+}
+
+// Fetch copies the file at loc (an http(s) URL or a path, a share
+// included) to dst. The service runs as LocalSystem, which reaches a
+// share as the computer's domain account (DOMAIN\HOST$).
+func Fetch(ctx context.Context, loc, dst string) error {
+	var body io.ReadCloser
+	if isURL(loc) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("fetch %s: %w", loc, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return fmt.Errorf("fetch %s: the server answered %s: check the repository in %s and that the version is published", loc, resp.Status, SettingsFile)
+		}
+		body = resp.Body
+	} else {
+		f, err := os.Open(loc)
+		if err != nil {
+			return fmt.Errorf("fetch %s: %w (a share must let this computer's account read it)", loc, err)
+		}
+		body = f
+	}
+	defer body.Close()
+	if err := writeDurable(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, &ctxReader{ctx: ctx, r: body})
+		return err
+	}); err != nil {
+		return fmt.Errorf("fetch %s to %s: %w", loc, dst, err)
+	}
+	return nil
+}
+
+// ctxReader stops a copy when ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -1,0 +1,157 @@
+// Package upgrade replaces the edgecore binary a Windows service runs with a
+// verified release and takes it back when the new version is not healthy:
+// `edgecore.exe upgrade --package`, `edgecore.exe rollback`, and the
+// cloud's NodeUpgradeJob through the executors in internal/modules.
+//
+// Every change is preceded by a journal entry (the phase) written to disk,
+// so that a process that dies half-way (a power cut, a crash, the service
+// manager ending it) leaves enough for the next edgecore that starts, or
+// the next upgrade or rollback command, to finish the work or undo it.
+// The new version writes a health record while an upgrade is in progress;
+// the driver admits it only when the service keeps running, the hub is
+// connected and the node's Ready status was accepted by the cloud.
+//
+// Everything the package does to the host goes through Env: the tests
+// run every phase, and a crash after every single file operation, against
+// fakes that behave like Windows.
+package upgrade
+
+import (
+	"context"
+	"io/fs"
+	"time"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+// FS is the file system as an upgrade uses it. Paths are written for the
+// target OS (Env.GOOS).
+type FS interface {
+	ReadFile(path string) ([]byte, error)
+	// WriteFile replaces path with data so that a power cut leaves either
+	// the old or the new content: written beside it, flushed, renamed.
+	WriteFile(path string, data []byte) error
+	// CopyFile replaces dst with a copy of src in the same way.
+	CopyFile(src, dst string) error
+	// Rename moves from to to, replacing to. On Windows that fails when
+	// to is a running program; renaming a running program away works.
+	Rename(from, to string) error
+	// Remove removes a file; a missing one is an error wrapping
+	// fs.ErrNotExist.
+	Remove(path string) error
+	Stat(path string) (fs.FileInfo, error)
+	MkdirAll(path string) error
+	// SHA256 is the file's checksum in lower-case hex.
+	SHA256(path string) (string, error)
+	// ReadDir lists the names in a directory.
+	ReadDir(path string) ([]string, error)
+}
+
+// Services is the service manager, with the service package's semantics:
+// Start and Stop wait until the service runs or has stopped.
+type Services interface {
+	Query(name string) (service.Status, error)
+	Start(name string) error
+	Stop(name string) error
+}
+
+// Env is the host an upgrade acts on.
+type Env struct {
+	// GOOS is the target OS, for its path rules.
+	GOOS  string
+	Paths Paths
+	FS    FS
+	// Services controls the edgecore service.
+	Services Services
+	Clock    join.Clock
+	// Restrict gives a directory tree the ACL of C:\etc\kubeedge
+	// (acl.ApplyTree with acl.DirectorySDDL).
+	Restrict func(dir string) error
+	// Spawn starts exe with args as a process of its own that outlives
+	// this one (and the service), its output appended to logFile, and
+	// returns its process ID.
+	Spawn func(exe string, args []string, logFile string) (int, error)
+	// Alive reports whether a process with this ID runs.
+	Alive func(pid int) bool
+	// PID is this process's ID and Version this binary's version
+	// (internal/version).
+	PID     int
+	Version string
+}
+
+// Paths are where an upgrade keeps its state: all of it under the KubeEdge
+// directory, which join restricts to SYSTEM and Administrators, since the
+// staged binary is run by the service as SYSTEM.
+type Paths struct {
+	GOOS string
+	// BackupRoot holds one directory per backed-up version.
+	BackupRoot string
+	// StateDir holds the journal, the health record and the staged
+	// packages.
+	StateDir string
+	// Journal records the upgrade in progress, or the last one.
+	Journal string
+	// Health is written by the edgecore the service runs while an
+	// upgrade is in progress.
+	Health string
+	// LogFile receives the output of the upgrade processes that run
+	// detached from any console.
+	LogFile string
+	// NodeLogFile is edgecore's own log as a service, which says why a
+	// new version did not become healthy.
+	NodeLogFile string
+}
+
+// NewPaths places the upgrade's files in l.
+func NewPaths(l config.Layout) Paths {
+	g := l.GOOS
+	state := ospath.Join(g, l.KubeEdgeDir, "upgrade")
+	return Paths{
+		GOOS:        g,
+		BackupRoot:  ospath.Join(g, l.KubeEdgeDir, "backup"),
+		StateDir:    state,
+		Journal:     ospath.Join(g, state, "journal.json"),
+		Health:      ospath.Join(g, state, "health.json"),
+		LogFile:     ospath.Join(g, l.LogDir, "upgrade.log"),
+		NodeLogFile: l.LogFile,
+	}
+}
+
+// Backup is the backup directory of version: C:\etc\kubeedge\backup\v0.1.0.
+func (p Paths) Backup(version string) string { return ospath.Join(p.GOOS, p.BackupRoot, version) }
+
+// Staging is where the package of version is verified and unpacked.
+func (p Paths) Staging(version string) string { return ospath.Join(p.GOOS, p.StateDir, version) }
+
+// Timing of an upgrade.
+const (
+	// DefaultTimeout bounds the health gate: the new version's start, the
+	// hub connection and the node's first Ready status (seconds on a
+	// healthy host, edgehub retries every few seconds), with room for a
+	// slow link. A NodeUpgradeJob's timeoutSeconds must exceed it.
+	DefaultTimeout = 3 * time.Minute
+	// settle is how long the service must keep running, in the same
+	// process, once healthy (or, after a rollback, once running): the
+	// service manager restarts a crashed service after 5 s, so a crash
+	// soon after start shows as a new process or a stopped service
+	// within it.
+	settle = 15 * time.Second
+	// poll is how often the gate looks at the service and the health
+	// record, and the node at the journal.
+	poll = time.Second
+	// progressEvery is how often a wait says what it still waits for.
+	progressEvery = 15 * time.Second
+	// staleAfter is how old a driver's heartbeat may get before another
+	// edgecore takes its journal over. A driver beats between steps and
+	// on every poll; its longest step is a service stop
+	// (service.StopWaitTimeout, 45 s).
+	staleAfter = 2 * time.Minute
+)
+
+// sleep waits d on the clock; it reports whether ctx ended.
+func (e Env) sleep(ctx context.Context, d time.Duration) bool {
+	return e.Clock.Sleep(ctx, d) != nil
+}

@@ -1,0 +1,104 @@
+//go:build windows
+
+package stackdump
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/windows"
+)
+
+// testSDDL lets the test process (whoever runs it) open the event; the
+// descriptor edgecore uses, acl.EventSDDL, is tested in windows/acl.
+const testSDDL = "D:P(A;;GA;;;WD)"
+
+func testName(t *testing.T) string {
+	// Local\ rather than Global\: creating a global object needs
+	// privileges a test prompt may lack; the calls are the same.
+	return fmt.Sprintf(`Local\edgecore-stackdump-test-%d-%s`, os.Getpid(), t.Name())
+}
+
+func TestSignalWakesWait(t *testing.T) {
+	name := testName(t)
+	ev, err := Create(name, testSDDL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	woke := make(chan error, 1)
+	go func() { woke <- ev.Wait() }()
+	select {
+	case err := <-woke:
+		t.Fatalf("Wait returned %v before any signal", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := Signal(name); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-woke:
+		if err != nil {
+			t.Fatalf("Wait after Signal = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not return within 5s of Signal")
+	}
+	// Auto-reset: one signal, one dump.
+	go func() { woke <- ev.Wait() }()
+	select {
+	case err := <-woke:
+		t.Fatalf("a second Wait returned %v without a second signal", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := ev.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-woke:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("Wait after Close = %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the Wait")
+	}
+}
+
+func TestSignalWithoutEvent(t *testing.T) {
+	err := Signal(testName(t))
+	if !errors.Is(err, ErrNoEvent) {
+		t.Errorf("Signal of a missing event = %v, want ErrNoEvent", err)
+	}
+}
+
+func TestCreateRefusesAnExistingEvent(t *testing.T) {
+	name := testName(t)
+	name16, _ := windows.UTF16PtrFromString(name)
+	squat, err := windows.CreateEvent(nil, 0, 0, name16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer windows.CloseHandle(squat)
+	if ev, err := Create(name, testSDDL); !errors.Is(err, ErrExists) {
+		if ev != nil {
+			ev.Close()
+		}
+		t.Errorf("Create of an event someone else made = %v, want ErrExists", err)
+	}
+}
+
+func TestCreateAppliesTheDescriptor(t *testing.T) {
+	name := testName(t)
+	// Nobody may open it: only the creator's own handle works.
+	ev, err := Create(name, "D:P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	if err := Signal(name); !errors.Is(err, ErrAccessDenied) {
+		t.Errorf("Signal of an event nobody may open = %v, want ErrAccessDenied", err)
+	}
+}
