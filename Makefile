@@ -42,11 +42,18 @@ PATCHED := $(OUT)/upstream
 WORK := go.work
 export GOWORK := $(CURDIR)/$(WORK)
 GOBUILD := go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
+# Build tags of edgecore itself (not of the reference build of bench-node):
+# providerless leaves out the kubelet's legacy cloud credential provider
+# (GCP, whose checks run wmic on Windows; patches/0004) and cadvisor's
+# cloud metadata probes; grpcnotrace leaves out golang.org/x/net/trace,
+# whose html/template use would stop the linker from dropping unused
+# methods (see patches/README.md).
+EDGECORE_TAGS := providerless,grpcnotrace
 
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux test unit vet wine-test wine-setup bench conformance clean package package-test e2e
+.PHONY: all workspace tools windows linux test unit vet check-deadcode wine-test wine-setup bench bench-node conformance clean package package-test e2e
 
 all: windows linux
 
@@ -71,11 +78,11 @@ workspace: $(WORK)
 
 $(WIN_EXE): $(SOURCES) $(WORK) $(SYSO)
 	@command -v $(MINGW_CC) >/dev/null || { echo "$(MINGW_CC) not found: apt-get install gcc-mingw-w64-x86-64"; exit 1; }
-	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -o $@ ./cmd/edgecore
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -tags $(EDGECORE_TAGS) -o $@ ./cmd/edgecore
 
 linux: $(LINUX_BIN)
 $(LINUX_BIN): $(SOURCES) $(WORK)
-	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ ./cmd/edgecore
+	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -tags $(EDGECORE_TAGS) -o $@ ./cmd/edgecore
 
 # Everything CI checks, tools first so that a missing one is named at once:
 # unit tests, upstream's module tests against our beehive (conformance), vet
@@ -92,15 +99,21 @@ tools:
 # run without it: their -race build alone costs about 20 minutes cold.
 RACE_PKGS := ./internal/lifecycle/... ./internal/logfile/... ./internal/crashlog/... ./internal/release/... ./windows/... ./test/fakecri/...
 
+# Unit tests and vet use edgecore's build tags: what they check is what ships.
 unit: $(WORK)
-	go test -count=1 ./...
-	go test -race -count=1 $(RACE_PKGS)
+	go test -tags $(EDGECORE_TAGS) -count=1 ./...
+	go test -tags $(EDGECORE_TAGS) -race -count=1 $(RACE_PKGS)
 	cd staging/src/github.com/kubeedge/beehive && go test -race -count=1 ./...
 
 vet: $(WORK)
-	GOOS=windows go vet ./...
+	GOOS=windows go vet -tags $(EDGECORE_TAGS) ./...
 	cd staging/src/github.com/kubeedge/beehive && GOOS=windows go vet ./...
 	build/check-layers.sh
+
+# That the linker still drops unused methods from edgecore.exe (about
+# 20 MB of it): a full link, so not part of vet.
+check-deadcode: $(WORK)
+	build/check-deadcode.sh $(EDGECORE_TAGS)
 
 wine-setup:
 	build/wine/setup.sh
@@ -150,7 +163,7 @@ UPGRADE := $(OUT)/upgrade
 UPGRADE_GOOD := $(UPGRADE)/edgecore-v0.2.0-windows-amd64.zip
 UPGRADE_BAD := $(UPGRADE)/edgecore-v0.3.0-windows-amd64.zip
 $(UPGRADE)/v0.2.0/edgecore.exe: $(SOURCES) $(WORK) $(SYSO)
-	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) go build -trimpath -buildvcs=false \
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) go build -trimpath -buildvcs=false -tags $(EDGECORE_TAGS) \
 		-ldflags "$(call ldflags,v0.2.0,v1.20.1)" -o $@ ./cmd/edgecore
 $(UPGRADE)/v0.3.0/edgecore.exe: test/e2e/badrelease/main.go
 	GOOS=windows GOARCH=amd64 go build -trimpath -buildvcs=false -o $@ ./test/e2e/badrelease
@@ -173,6 +186,44 @@ e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(E2E)/ku
 
 bench:
 	cd staging/src/github.com/kubeedge/beehive && go test -run '^$$' -bench . -benchmem ./pkg/core/context/
+
+# The node benchmark: our edgecore against a reference edgecore built from
+# upstream's own main (edge/cmd/edgecore) in the same module graph and with
+# the same flags, on the loopback cloud of the e2e tests, run alternately
+# BENCH_RUNS times each. On Linux it measures start to Ready, then memory and
+# CPU BENCH_WINDOW after Ready with one pod; under Wine, start to Ready and
+# the processes started meanwhile (BENCH_LINUX=0 or BENCH_WINE=0 leaves a
+# part out). It prints a Markdown table of medians and ratios, kept in
+# $(BENCH_TABLE), keeps each node's log in $(OUT)/bench-node-logs, asserts
+# nothing and is not part of `make test`.
+REF := $(OUT)/reference
+REF_EXE := $(REF)/windows-amd64/edgecore.exe
+REF_BIN := $(REF)/linux-amd64/edgecore
+REF_PKG := github.com/kubeedge/kubeedge/edge/cmd/edgecore
+BENCH_RUNS ?= 3
+BENCH_WINDOW ?= 60s
+BENCH_LINUX ?= 1
+BENCH_WINE ?= 1
+BENCH_TABLE := $(OUT)/bench-node.md
+
+$(REF_EXE): $(WORK) Makefile
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -o $@ $(REF_PKG)
+$(REF_BIN): $(WORK) Makefile
+	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -o $@ $(REF_PKG)
+
+bench-node: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri $(REF_EXE) $(REF_BIN)
+	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
+	ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(CURDIR)/$(E2E)/cloudcore \
+	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
+	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
+	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
+	REF_EDGECORE_BIN=$(CURDIR)/$(REF_BIN) REF_EDGECORE_EXE=$(CURDIR)/$(REF_EXE) \
+	BENCH_RUNS=$(BENCH_RUNS) BENCH_WINDOW=$(BENCH_WINDOW) BENCH_LINUX=$(BENCH_LINUX) BENCH_WINE=$(BENCH_WINE) \
+	BENCH_OUT=$(CURDIR)/$(BENCH_TABLE) BENCH_LOGS=$(CURDIR)/$(OUT)/bench-node-logs \
+	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine) \
+	go test -tags e2e,benchnode -count=1 -v -run '^TestBenchNode$$' -timeout 60m ./test/e2e/
+	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
+	@cat $(BENCH_TABLE)
 
 # Upstream KubeEdge's own unit tests of every package that links beehive,
 # edge and cloud, compiled against our beehive (see build/conformance.sh).

@@ -14,8 +14,8 @@ require (
 	github.com/mattn/go-sqlite3 v1.14.22
 	github.com/pelletier/go-toml/v2 v2.2.4
 	github.com/shirou/gopsutil/v3 v3.23.2
-	github.com/spf13/cobra v1.7.0
-	github.com/spf13/pflag v1.0.6-0.20210604193023-d5e0c0615ace
+	github.com/spf13/cobra v1.9.1
+	github.com/spf13/pflag v1.0.6
 	github.com/yusufpapurcu/wmi v1.2.2
 	golang.org/x/sys v0.28.0
 	golang.org/x/term v0.27.0

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
+	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 	"github.com/kubeedge-windows/edgecore/internal/node"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 )
@@ -116,6 +117,8 @@ func (o *rootOptions) flags(name string) (fss cliflag.NamedFlagSets) {
 	fs.BoolVar(&o.Version, "version", false, "Print version information and exit.")
 	fs.BoolVar(&o.node.SkipEnvironmentCheck, "skip-environment-check", false,
 		"Start even if a standalone kubelet or kube-proxy is running on this host.")
+	fs.Var(&memlimit.Flag, memlimit.FlagName, "Soft memory limit of the Go runtime, such as 300Mi, or off. "+
+		"Default: GOMEMLIMIT if set, else the kubelet's kubeReserved memory, else 1/16 of the host's memory within 128Mi-1Gi.")
 	global := fss.FlagSet("logging")
 	globalflag.AddGlobalFlags(global, name)
 	// AddGlobalFlags adds --help too; cobra owns that flag.

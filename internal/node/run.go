@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/envcheck"
+	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 	"github.com/kubeedge-windows/edgecore/internal/modules"
 	"github.com/kubeedge-windows/edgecore/internal/preflight"
 	"github.com/kubeedge-windows/edgecore/internal/version"
@@ -36,6 +37,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	for _, r := range rewrites {
 		klog.InfoS("Rewrote config value into its Windows form", "field", r.Field, "from", r.From, "to", r.To)
+	}
+	// As early as possible: start-up makes the heap's first peak.
+	if err := configureMemory(opts.ConfigFile, cfg); err != nil {
+		return err
 	}
 	cfg, err = publishToUpstream(opts.ConfigFile, cfg)
 	if err != nil {
@@ -99,6 +104,21 @@ func Run(ctx context.Context, opts Options) error {
 	core.RunContext(ctx)
 	closeDatabase(cfg.DataBase)
 	klog.Info("edgecore stopped")
+	return nil
+}
+
+// configureMemory sets the Go runtime's soft memory limit (see
+// internal/memlimit), from kubeReserved when the kubelet has one.
+func configureMemory(path string, cfg *v1alpha2.EdgeCoreConfig) error {
+	var reserved map[string]string
+	if m := cfg.Modules; m != nil && m.Edged != nil && m.Edged.TailoredKubeletConfig != nil {
+		reserved = m.Edged.TailoredKubeletConfig.KubeReserved
+	}
+	p, err := memlimit.Configure(reserved)
+	if err != nil {
+		return fmt.Errorf("config file %s: modules.edged.tailoredKubeletConfig: %w", path, err)
+	}
+	klog.InfoS("Go memory policy", "policy", p.String())
 	return nil
 }
 

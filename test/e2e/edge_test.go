@@ -49,7 +49,14 @@ func (e *edge) command(bin string, args ...string) (string, []string) {
 
 func newEdge(t *testing.T, c *cluster, goos string) *edge {
 	t.Helper()
-	e := &edge{os: goos, name: "e2e-" + goos, dir: t.TempDir()}
+	return newNamedEdge(t, c, goos, "e2e-"+goos)
+}
+
+// newNamedEdge prepares an edge node called name: its fake runtime running
+// and its configuration written by our edgecore's config command.
+func newNamedEdge(t *testing.T, c *cluster, goos, name string) *edge {
+	t.Helper()
+	e := &edge{os: goos, name: name, dir: t.TempDir()}
 	// Registered before the processes start, so it runs after they end:
 	// the Linux kubelet bind-mounts its root directory.
 	t.Cleanup(func() { unmountUnder(t, e.dir) })

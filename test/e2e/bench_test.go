@@ -1,0 +1,517 @@
+//go:build e2e && benchnode
+
+// The node benchmark (`make bench-node`): our edgecore and a reference
+// edgecore built from upstream's own main in the same module graph, run in
+// turn (A B A B ...) against the loopback cloud of the end-to-end tests,
+// with the same configuration and the same fake runtime. It reports
+// figures; it asserts none.
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeedge-windows/edgecore/config"
+)
+
+// variant is one of the two binaries under comparison.
+type variant struct {
+	name       string // "ours" or "reference"
+	linux, exe string // the Linux binary and the Windows one
+}
+
+// sample holds the figures of one run.
+type sample struct {
+	ready      time.Duration // start of the process to node Ready
+	hwm, rss   float64       // MiB: peak, and at the end of the window
+	rssFile    float64       // MiB of rss mapped from files: the binary
+	cpu        float64       // CPU seconds used in the window after Ready
+	podRunning bool          // the pod ran before the window ended
+	spawned    []string      // processes the node started before Ready
+}
+
+func TestBenchNode(t *testing.T) {
+	runs := envInt(t, "BENCH_RUNS", 3)
+	window := envDuration(t, "BENCH_WINDOW", 60*time.Second)
+	native := os.Getenv("BENCH_LINUX") != "0"
+	wine := os.Getenv("BENCH_WINE") != "0"
+	variants := []variant{
+		{"ours", mustEnv(t, "EDGECORE_BIN"), mustEnv(t, "EDGECORE_EXE")},
+		{"reference", mustEnv(t, "REF_EDGECORE_BIN"), mustEnv(t, "REF_EDGECORE_EXE")},
+	}
+
+	c := startCluster(t)
+	linux := map[string][]sample{}
+	windows := map[string][]sample{}
+	// A B A B: drift of the machine (other builds, caches) falls on both.
+	for i := 1; native && i <= runs; i++ {
+		for _, v := range variants {
+			t.Run(fmt.Sprintf("linux/%s/%d", v.name, i), func(t *testing.T) {
+				s := benchRun(t, c, "linux", v, i, window)
+				linux[v.name] = append(linux[v.name], s)
+			})
+		}
+	}
+	for i := 1; wine && i <= runs; i++ {
+		for _, v := range variants {
+			t.Run(fmt.Sprintf("windows/%s/%d", v.name, i), func(t *testing.T) {
+				s := benchRun(t, c, "windows", v, i, 0)
+				windows[v.name] = append(windows[v.name], s)
+			})
+		}
+	}
+
+	table := benchTable(variants, linux, windows, runs, window)
+	fmt.Print(table)
+	if out := os.Getenv("BENCH_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// benchRun starts one edge node of variant v and measures it. With a
+// window, a pod is created at Ready and the process is measured when the
+// window ends; without one, the run ends at Ready.
+func benchRun(t *testing.T, c *cluster, goos string, v variant, i int, window time.Duration) sample {
+	name := fmt.Sprintf("bench-%s-%s-%d", goos, v.name, i)
+	e := newNamedEdge(t, c, goos, name)
+	relaxDiskEviction(t, e)
+	// Our edgecore wrote the configuration; both variants run with it.
+	e.bin = v.linux
+	if goos == "windows" {
+		e.bin = v.exe
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), readyBound)
+	defer cancel()
+	// The node's log outlives the run's directory, for a look at where
+	// its start-up time goes.
+	t.Cleanup(func() { keepLog(t, e.edgecore, name) })
+	ready := c.watchReady(ctx, t, name)
+
+	begin := time.Now()
+	e.startEdgecore(t)
+	pid := e.edgecore.cmd.Process.Pid
+	// start puts the process into a group of its own, which what it
+	// starts inherits (also under Wine, whose processes keep the group of
+	// the process that created them).
+	spawns := watchGroup(pid)
+	var at time.Time
+	select {
+	case at = <-ready:
+	case <-ctx.Done():
+		spawns.stop()
+		t.Fatalf("node %s not Ready within %v", name, readyBound)
+	}
+	var s sample
+	s.ready = at.Sub(begin)
+	s.spawned = spawns.stop()
+	t.Logf("%s: Ready %s after start; processes started meanwhile: %d %v", name, fmtDur(s.ready), len(s.spawned), s.spawned)
+	if window == 0 {
+		return s
+	}
+
+	cpu0 := cpuSeconds(pid)
+	pod := name + "-pod"
+	e.createPod(t, c, pod)
+	end := at.Add(window)
+	for time.Now().Before(end) {
+		if ok, _ := c.podRunning(pod)(); ok {
+			s.podRunning = true
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	time.Sleep(time.Until(end))
+	if e.edgecore.exited() {
+		t.Fatalf("%s ended during the measurement window", name)
+	}
+	s.cpu = cpuSeconds(pid) - cpu0
+	s.hwm, s.rss, s.rssFile = memory(pid)
+	t.Logf("%s: pod running %v; after %v: peak RSS %.1f MiB, RSS %.1f MiB (%.1f MiB from files), CPU %.2f s",
+		name, s.podRunning, window, s.hwm, s.rss, s.rssFile, s.cpu)
+	e.edgecore.stop()
+	e.fakecri.stop()
+	return s
+}
+
+// relaxDiskEviction lowers the kubelet's free disk thresholds to 1%: on a
+// shared build machine the disk is often fuller than the defaults allow
+// (imagefs 15% free), and the node would refuse the pod for DiskPressure.
+func relaxDiskEviction(t *testing.T, e *edge) {
+	t.Helper()
+	cfg, _, err := config.Load(e.cfgPath, config.Host{GOOS: e.os})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := cfg.Modules.Edged.TailoredKubeletConfig
+	k.EvictionHard = map[string]string{"memory.available": "100Mi",
+		"nodefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.available": "1%", "imagefs.inodesFree": "1%"}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.cfgPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// keepLog copies a component's log into BENCH_LOGS, when that is set.
+func keepLog(t *testing.T, p *proc, name string) {
+	dir := os.Getenv("BENCH_LOGS")
+	if dir == "" || p == nil {
+		return
+	}
+	data, err := os.ReadFile(p.log)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name+".log"), data, 0o644)
+	}
+	if err != nil {
+		t.Logf("keeping the log of %s: %v", name, err)
+	}
+}
+
+// watchReady reports the time the node named name is first seen Ready.
+// It watches rather than polls: a poll interval would add its own delay to
+// start-up figures of well under a second.
+func (c *cluster) watchReady(ctx context.Context, t *testing.T, name string) <-chan time.Time {
+	out := make(chan time.Time, 1)
+	go func() {
+		for ctx.Err() == nil {
+			w, err := c.client.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{
+				FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
+			})
+			if err != nil {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			for ev := range w.ResultChan() {
+				n, ok := ev.Object.(*corev1.Node)
+				if !ok {
+					continue
+				}
+				for _, cond := range n.Status.Conditions {
+					if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+						out <- time.Now()
+						w.Stop()
+						return
+					}
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// groupWatch records the processes of a process group other than its
+// leader, from /proc every 10 ms: the Windows processes Wine starts
+// (wmic.exe, explorer.exe) live for a second or more. A process counts
+// once it runs a program of its own: starting one, Wine (and Go on Linux)
+// first forks copies of the leader, which then exec the new program or
+// exit, and Wine's loader names the process after the .exe only once it
+// has loaded it, so each process is named by the last name seen.
+type groupWatch struct {
+	done, stopped chan struct{}
+	names         []string
+}
+
+func watchGroup(leader int) *groupWatch {
+	g := &groupWatch{done: make(chan struct{}), stopped: make(chan struct{})}
+	self := processName(leader)
+	last := map[int]string{}
+	var order []int
+	go func() {
+		defer close(g.stopped)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, pid := range groupMembers(leader) {
+				if pid == leader {
+					continue
+				}
+				if _, ok := last[pid]; !ok {
+					order = append(order, pid)
+					last[pid] = ""
+				}
+				if n := processName(pid); n != "" && n != self || last[pid] == "" {
+					last[pid] = n
+				}
+			}
+			select {
+			case <-g.done:
+				for _, pid := range order {
+					if n := last[pid]; n != "" && n != self && !isWineLoader(n) {
+						g.names = append(g.names, n)
+					}
+				}
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return g
+}
+
+// isWineLoader tells Wine's loader, which a new Windows process runs until
+// it has loaded its .exe (or for good, if it fails to), from a program.
+func isWineLoader(name string) bool {
+	switch name {
+	case "wine", "wine64", "wine-preloader", "wine64-preloader":
+		return true
+	}
+	return false
+}
+
+func (g *groupWatch) stop() []string {
+	close(g.done)
+	<-g.stopped
+	return g.names
+}
+
+// groupMembers lists the processes whose process group is pgid.
+func groupMembers(pgid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, ent := range entries {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + ent.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces.
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// processName is the program a process runs: for a Windows process under
+// Wine its command line names the .exe. It is empty for a process that has
+// ended.
+func processName(pid int) string {
+	data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+	if len(args) == 0 || args[0] == "" {
+		return ""
+	}
+	for _, a := range args {
+		if strings.HasSuffix(strings.ToLower(a), ".exe") {
+			return filepath.Base(strings.ReplaceAll(a, `\`, "/"))
+		}
+	}
+	return filepath.Base(args[0])
+}
+
+// cpuSeconds is the user and system CPU time of a process.
+func cpuSeconds(pid int) float64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	// Fields 14 and 15 of stat (utime, stime), in clock ticks of 1/100 s.
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100
+}
+
+// memory is the peak and the current resident set of a process, and the
+// part of the latter mapped from files, in MiB.
+func memory(pid int) (hwm, rss, file float64) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, 0, 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmHWM:":
+			hwm = kb / 1024
+		case "VmRSS:":
+			rss = kb / 1024
+		case "RssFile:":
+			file = kb / 1024
+		}
+	}
+	return hwm, rss, file
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// benchTable renders the medians of both variants and their ratio.
+func benchTable(vs []variant, linux, windows map[string][]sample, runs int, window time.Duration) string {
+	var b strings.Builder
+	host, _ := os.Hostname()
+	fmt.Fprintf(&b, "\nNode benchmark, %s, %s (%s, %d CPUs), median of %d runs each, run alternately\n\n",
+		time.Now().Format("2006-01-02"), host, cpuModel(), runtime.NumCPU(), runs)
+	fmt.Fprintf(&b, "| figure | ours | reference | ours/reference |\n|---|---|---|---|\n")
+	row := func(label, unit string, f func(v variant) (float64, bool)) {
+		a, okA := f(vs[0])
+		r, okR := f(vs[1])
+		if !okA || !okR {
+			return
+		}
+		ratio := "–"
+		if r != 0 {
+			ratio = fmt.Sprintf("%.2f", a/r)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", label, fmtUnit(a, unit), fmtUnit(r, unit), ratio)
+	}
+	size := func(path string) (float64, bool) {
+		st, err := os.Stat(path)
+		if err != nil {
+			return 0, false
+		}
+		return float64(st.Size()) / 1e6, true
+	}
+	row("binary size, Windows (stripped)", "MB", func(v variant) (float64, bool) { return size(v.exe) })
+	row("binary size, Linux (stripped)", "MB", func(v variant) (float64, bool) { return size(v.linux) })
+	fig := func(set map[string][]sample, get func(sample) float64) func(v variant) (float64, bool) {
+		return func(v variant) (float64, bool) {
+			ss := set[v.name]
+			if len(ss) == 0 {
+				return 0, false
+			}
+			var xs []float64
+			for _, s := range ss {
+				xs = append(xs, get(s))
+			}
+			return median(xs), true
+		}
+	}
+	row("Linux: start to node Ready", "s", fig(linux, func(s sample) float64 { return s.ready.Seconds() }))
+	row(fmt.Sprintf("Linux: peak RSS (VmHWM), to %v after Ready, one pod", window), "MiB", fig(linux, func(s sample) float64 { return s.hwm }))
+	row(fmt.Sprintf("Linux: RSS %v after Ready, one pod", window), "MiB", fig(linux, func(s sample) float64 { return s.rss }))
+	row("Linux: of which mapped from the binary", "MiB", fig(linux, func(s sample) float64 { return s.rssFile }))
+	row(fmt.Sprintf("Linux: CPU seconds in the %v after Ready", window), "s", fig(linux, func(s sample) float64 { return s.cpu }))
+	row("Wine: start to node Ready", "s", fig(windows, func(s sample) float64 { return s.ready.Seconds() }))
+	row("Wine: processes started before Ready", "", fig(windows, func(s sample) float64 { return float64(len(s.spawned)) }))
+	for _, set := range []struct {
+		os string
+		m  map[string][]sample
+	}{{"Linux", linux}, {"Wine", windows}} {
+		for _, v := range vs {
+			var names []string
+			pods := 0
+			for _, s := range set.m[v.name] {
+				names = append(names, s.spawned...)
+				if s.podRunning {
+					pods++
+				}
+			}
+			if len(set.m[v.name]) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "\n%s, %s: processes started before Ready over %d runs: %s", set.os, v.name, len(set.m[v.name]), countNames(names))
+			if set.os == "Linux" {
+				fmt.Fprintf(&b, "; pod Running within the window in %d of %d runs", pods, len(set.m[v.name]))
+			}
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// cpuModel is the processor's name as /proc/cpuinfo gives it.
+func cpuModel() string {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+func countNames(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	n := map[string]int{}
+	for _, s := range names {
+		n[s]++
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, n[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fmtUnit(x float64, unit string) string {
+	switch unit {
+	case "":
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case "s":
+		return fmt.Sprintf("%.2f s", x)
+	default:
+		return fmt.Sprintf("%.1f %s", x, unit)
+	}
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a whole number of at least 1", name, v)
+	}
+	return n
+}
+
+func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		t.Fatalf("%s=%q: want a duration such as 60s", name, v)
+	}
+	return d
+}
