@@ -86,9 +86,10 @@ $(LINUX_BIN): $(SOURCES) $(WORK)
 
 # Everything CI checks, tools first so that a missing one is named at once:
 # unit tests, upstream's module tests against our beehive (conformance), vet
-# for Windows and the layering rule, the Windows and Linux
-# builds, the Wine tests, the release package and the end-to-end scenarios.
-test: tools unit conformance vet windows linux wine-test package-test e2e
+# for Windows and the layering rule, the Windows build and that the linker
+# still prunes it, the Linux build, the Wine tests, the release package and
+# the end-to-end scenarios.
+test: tools unit conformance vet windows check-deadcode linux wine-test package-test e2e
 
 tools:
 	@build/check-tools.sh

@@ -12,6 +12,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
@@ -30,6 +31,7 @@ func newCNIConfigCommand() *cobra.Command {
 	var (
 		dns, search []string
 		subnet, gw  string
+		configFile  = layout.ConfigFile
 	)
 	cmd := &cobra.Command{
 		Use:   "cni-config",
@@ -51,6 +53,14 @@ func newCNIConfigCommand() *cobra.Command {
 			o.GOOS = runtime.GOOS
 			if !cmd.Flags().Changed("output") && o.Mode == cni.ModeL2Bridge {
 				o.Output = ospath.Join(o.GOOS, layout.CNIConfDir, cni.L2BridgeFileName)
+			}
+			if subnet == "" && o.Mode == cni.ModeL2Bridge {
+				cidr, err := joinedPodCIDR(configFile)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "Pod range of this node from its Node object: %s\n", cidr)
+				subnet = cidr
 			}
 			var hostDNS []string
 			if len(dns) == 0 {
@@ -87,7 +97,8 @@ func newCNIConfigCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.Mode, "mode", cni.ModeNAT, "Pod network: nat (reachable from this host) or l2bridge (routable pod addresses)")
-	fs.StringVar(&subnet, "subnet", "", "Pod subnet in CIDR form; for l2bridge the node's pod range (kubectl get node <name> -o jsonpath={.spec.podCIDR}) (required)")
+	fs.StringVar(&subnet, "subnet", "", "Pod subnet in CIDR form (required for nat); for l2bridge the node's pod range, by default its Node object's spec.podCIDR once the node has joined and run")
+	fs.StringVar(&configFile, "config", configFile, "l2bridge without --subnet: the joined node's configuration, which names its database and node name")
 	fs.StringVar(&gw, "gateway", "", "Gateway of the pod subnet (default: its first address); for l2bridge the host endpoint takes the next one")
 	fs.StringSliceVar(&dns, "dns", nil, "DNS servers for pods, e.g. the cluster DNS service address (default: the host's resolvers)")
 	fs.StringSliceVar(&search, "dns-search", nil, "l2bridge: DNS search domains for pods, e.g. svc.cluster.local,cluster.local")
@@ -102,4 +113,26 @@ func newCNIConfigCommand() *cobra.Command {
 	fs.BoolVar(&o.Force, "force", false, "Replace an existing CNI config file that differs")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "Print what would be done, with the diff of config.toml, and change nothing")
 	return cmd
+}
+
+// joinedPodCIDR is the pod range the cluster gave this node, from the Node
+// object the node keeps in its database once it has joined and run.
+func joinedPodCIDR(configFile string) (string, error) {
+	host := config.CurrentHost(runtime.GOOS)
+	c, _, err := config.Load(configFile, host)
+	if err != nil {
+		return "", fmt.Errorf("--subnet was not given, and the node's pod range cannot be read without its configuration (%v): pass --subnet with the node's pod range (kubectl get node <name> -o jsonpath={.spec.podCIDR})", err)
+	}
+	name := ""
+	if c.Modules != nil && c.Modules.Edged != nil {
+		name = c.Modules.Edged.HostnameOverride
+	}
+	if c.DataBase == nil || name == "" {
+		return "", fmt.Errorf("--subnet was not given, and %s names no database or node: pass --subnet with the node's pod range", configFile)
+	}
+	cidr, err := nodedb.PodCIDR(c.DataBase.DataSource, name)
+	if err != nil {
+		return "", fmt.Errorf("--subnet was not given and the node's pod range is unknown: %w; start the joined node once so that it receives its Node object, or pass --subnet (kubectl get node %s -o jsonpath={.spec.podCIDR})", err, name)
+	}
+	return cidr, nil
 }

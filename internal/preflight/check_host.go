@@ -2,7 +2,10 @@ package preflight
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
@@ -116,6 +119,63 @@ func checkNoKubelet(p Probes) Row {
 	return pass(nameKubelet, "neither kubelet.exe nor kube-proxy.exe is running")
 }
 
+// diskSignals are the kubelet's eviction signals for free space. On
+// Windows the images (containerd's root) normally share the system volume
+// with the kubelet's root directory, so both are judged on that volume.
+var diskSignals = []string{"nodefs.available", "imagefs.available"}
+
+// checkDiskPressure fails the disk row when the volume already has less
+// free space than an evictionHard threshold: the kubelet would report
+// DiskPressure from its first minute and admit no pod, which shows on the
+// cloud side only as pods stuck with "The node had condition:
+// [DiskPressure]".
+func checkDiskPressure(cfg Config, p Probes, dir string, free uint64, detail string) (Row, bool) {
+	if p.DiskSize == nil || len(cfg.EvictionHard) == 0 {
+		return Row{}, false
+	}
+	total, err := p.DiskSize(dir)
+	if err != nil || total == 0 {
+		return Row{}, false
+	}
+	for _, signal := range diskSignals {
+		v, ok := cfg.EvictionHard[signal]
+		if !ok {
+			continue
+		}
+		threshold, err := evictionBytes(v, total)
+		if err != nil {
+			return fail(nameDisk, fmt.Sprintf("modules.edged.tailoredKubeletConfig.evictionHard %s: %q is neither a percentage nor a quantity (%v)", signal, v, err),
+				`write a percentage such as "15%" or a quantity such as "2Gi"`), true
+		}
+		if free < threshold {
+			return fail(nameDisk, fmt.Sprintf("%s, %.1f%% of the %.1f GiB volume: below evictionHard %s %s, so the kubelet reports DiskPressure and admits no pod",
+				detail, 100*float64(free)/float64(total), float64(total)/GiB, signal, v),
+				"free space on that volume, or lower modules.edged.tailoredKubeletConfig.evictionHard "+signal), true
+		}
+	}
+	return Row{}, false
+}
+
+// evictionBytes is a threshold of evictionHard in bytes: a percentage of
+// the volume's size, or a quantity.
+func evictionBytes(v string, total uint64) (uint64, error) {
+	if pct, ok := strings.CutSuffix(strings.TrimSpace(v), "%"); ok {
+		f, err := strconv.ParseFloat(pct, 64)
+		if err != nil || f < 0 || f > 100 {
+			return 0, fmt.Errorf("a percentage is between 0%% and 100%%")
+		}
+		return uint64(f / 100 * float64(total)), nil
+	}
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		return 0, err
+	}
+	if q.Sign() < 0 {
+		return 0, fmt.Errorf("negative")
+	}
+	return uint64(q.Value()), nil
+}
+
 // Disk thresholds. A Windows Server Core base image takes about 5 GiB once
 // unpacked (nanoserver a few hundred MiB), so 10 GiB holds one
 // servercore-based pod with room for its logs; under 2 GiB even a small
@@ -152,6 +212,9 @@ func checkFreeDisk(cfg Config, p Probes) Row {
 		return couldNotCheck(nameDisk, err)
 	}
 	detail := fmt.Sprintf("%.1f GiB free for %s", float64(free)/GiB, cfg.RootDir)
+	if row, ok := checkDiskPressure(cfg, p, dir, free, detail); ok {
+		return row
+	}
 	switch {
 	case free < diskFailFree:
 		return fail(nameDisk, detail+"; pulls and pod logs will fill the volume", "free space on that volume, or move modules.edged.rootDirectory to one with at least 10 GiB free")

@@ -52,11 +52,30 @@ func TestChecks(t *testing.T) {
 			[]Row{fail(nameKubelet, "KUBELET.EXE (PID 1200), kube-proxy.exe (PID 1300) running; edgecore runs its own kubelet and the two would fight over the pods",
 				"stop them and remove them from start-up: Stop-Service kubelet, kube-proxy; Set-Service kubelet -StartupType Disabled")}},
 		{"disk below the warning threshold, root dir not created yet", func(h *host, c *Config) {
-			h.free = 6 * GiB
+			h.free, h.size = 6*GiB, 30*GiB
 			h.existing = map[string]bool{`C:\`: true, `C:\var`: true}
 		}, nameDisk,
 			[]Row{warn(nameDisk, `6.0 GiB free for C:\var\lib\kubelet; a servercore-based image alone needs about 5 GiB`, "free space on that volume, at least 10 GiB")}},
-		{"disk nearly full", func(h *host, c *Config) { h.free = GiB + GiB/2 }, nameDisk,
+		{"free space below imagefs.available: DiskPressure from the start", func(h *host, c *Config) {
+			h.free, h.size = 37*GiB, 252*GiB
+		}, nameDisk,
+			[]Row{fail(nameDisk, `37.0 GiB free for C:\var\lib\kubelet, 14.7% of the 252.0 GiB volume: below evictionHard imagefs.available 15%, so the kubelet reports DiskPressure and admits no pod`,
+				"free space on that volume, or lower modules.edged.tailoredKubeletConfig.evictionHard imagefs.available")}},
+		{"thresholds as quantities", func(h *host, c *Config) {
+			h.free, h.size = 12*GiB, 500*GiB
+			c.EvictionHard = map[string]string{"nodefs.available": "20Gi", "imagefs.available": "1Gi"}
+		}, nameDisk,
+			[]Row{fail(nameDisk, `12.0 GiB free for C:\var\lib\kubelet, 2.4% of the 500.0 GiB volume: below evictionHard nodefs.available 20Gi, so the kubelet reports DiskPressure and admits no pod`,
+				"free space on that volume, or lower modules.edged.tailoredKubeletConfig.evictionHard nodefs.available")}},
+		{"thresholds lowered for a small volume", func(h *host, c *Config) {
+			h.free, h.size = 12*GiB, 100*GiB
+			c.EvictionHard = map[string]string{"nodefs.available": "5%", "imagefs.available": "5%"}
+		}, nameDisk,
+			[]Row{pass(nameDisk, `12.0 GiB free for C:\var\lib\kubelet`)}},
+		{"threshold unreadable", func(h *host, c *Config) { c.EvictionHard = map[string]string{"imagefs.available": "lots"} }, nameDisk,
+			[]Row{fail(nameDisk, `modules.edged.tailoredKubeletConfig.evictionHard imagefs.available: "lots" is neither a percentage nor a quantity (quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$')`,
+				`write a percentage such as "15%" or a quantity such as "2Gi"`)}},
+		{"disk nearly full", func(h *host, c *Config) { h.free, h.size = GiB+GiB/2, 8*GiB }, nameDisk,
 			[]Row{fail(nameDisk, `1.5 GiB free for C:\var\lib\kubelet; pulls and pod logs will fill the volume`,
 				"free space on that volume, or move modules.edged.rootDirectory to one with at least 10 GiB free")}},
 		{"containerd not running", func(h *host, c *Config) {

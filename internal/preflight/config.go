@@ -39,6 +39,10 @@ type Config struct {
 	// RootDir is modules.edged.rootDirectory; the disk it is on holds pod
 	// volumes and logs.
 	RootDir string
+	// EvictionHard is the kubelet's evictionHard: below its
+	// nodefs.available or imagefs.available the node reports DiskPressure
+	// and admits no pod.
+	EvictionHard map[string]string
 	// Timeout bounds each network probe; zero means DefaultTimeout.
 	Timeout time.Duration
 }
@@ -71,6 +75,7 @@ func FromConfig(cfg *v1alpha2.EdgeCoreConfig, host config.Host) Config {
 		if k := e.TailoredKubeletConfig; k != nil {
 			pc.CRIEndpoint = k.ContainerRuntimeEndpoint
 			pc.ClusterDNS = k.ClusterDNS
+			pc.EvictionHard = k.EvictionHard
 		}
 	}
 	if hub := cfg.Modules.EdgeHub; hub != nil && hub.Enable {

@@ -32,6 +32,7 @@ type host struct {
 	elevated  bool
 	procs     []proc.Process
 	free      uint64
+	size      uint64
 	existing  map[string]bool
 	cri       CRIStatus
 	criErr    error
@@ -50,6 +51,8 @@ func healthyConfig() Config {
 		CloudCore:    cloudEndpoints(config.HubWebSocket, "192.0.2.10:10000", "https://192.0.2.10:10002"),
 		Certificates: []string{`C:\etc\kubeedge\ca\rootCA.crt`, `C:\etc\kubeedge\certs\server.crt`},
 		RootDir:      `C:\var\lib\kubelet`,
+		// The kubelet's defaults, as the generated configuration has them.
+		EvictionHard: map[string]string{"memory.available": "100Mi", "nodefs.available": "10%", "imagefs.available": "15%"},
 	}
 }
 
@@ -74,6 +77,7 @@ func healthyHost() *host {
 			{PID: 812, Name: "containerd.exe"}, {PID: 900, Name: "kubelet-helper.exe"},
 		},
 		free:     40 * GiB,
+		size:     100 * GiB,
 		existing: map[string]bool{`C:\`: true, `C:\var`: true, `C:\var\lib`: true, `C:\var\lib\kubelet`: true},
 		cri: CRIStatus{RuntimeName: "containerd", RuntimeVersion: "v1.7.13", RuntimeAPIVersion: "v1",
 			Conditions: []CRICondition{{Type: "RuntimeReady", Status: true}, {Type: "NetworkReady", Status: true}}},
@@ -104,6 +108,12 @@ func (h *host) probes() Probes {
 				return 0, fmt.Errorf("free space asked for %s, which does not exist", dir)
 			}
 			return h.free, nil
+		},
+		DiskSize: func(dir string) (uint64, error) {
+			if !h.existing[dir] {
+				return 0, fmt.Errorf("volume size asked for %s, which does not exist", dir)
+			}
+			return h.size, nil
 		},
 		Exists: func(path string) (bool, error) { return h.existing[path], nil },
 		CRI: func(ctx context.Context, endpoint string) (CRIStatus, error) {

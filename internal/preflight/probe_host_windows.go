@@ -59,13 +59,25 @@ func elevated() (bool, error) {
 }
 
 func freeDisk(dir string) (uint64, error) {
+	free, _, err := diskSpace(dir)
+	return free, err
+}
+
+func diskSize(dir string) (uint64, error) {
+	_, total, err := diskSpace(dir)
+	return total, err
+}
+
+// diskSpace is the space available to this user and the size of the
+// volume of dir.
+func diskSpace(dir string) (free, total uint64, err error) {
 	p, err := windows.UTF16PtrFromString(dir)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var free, total, totalFree uint64
+	var totalFree uint64
 	if err := windows.GetDiskFreeSpaceEx(p, &free, &total, &totalFree); err != nil {
-		return 0, fmt.Errorf("free space of %s: %w", dir, err)
+		return 0, 0, fmt.Errorf("free space of %s: %w", dir, err)
 	}
-	return free, nil
+	return free, total, nil
 }

@@ -19,6 +19,8 @@ type Probes struct {
 	// FreeDisk is the space available to this user on the volume of dir,
 	// which exists.
 	FreeDisk func(dir string) (uint64, error)
+	// DiskSize is the size of the volume of dir, which exists.
+	DiskSize func(dir string) (uint64, error)
 	// Exists reports whether a file or directory exists.
 	Exists func(path string) (bool, error)
 	// CRI asks the runtime at endpoint for Version and Status.

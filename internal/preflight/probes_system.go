@@ -17,6 +17,7 @@ func SystemProbes() Probes {
 		Elevated:          elevated,
 		Processes:         proc.List,
 		FreeDisk:          freeDisk,
+		DiskSize:          diskSize,
 		Exists:            exists,
 		CRI:               criStatus,
 		ReadDir:           readDirNames,

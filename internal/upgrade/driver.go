@@ -317,6 +317,11 @@ func (d *driver) finish(o Outcome, reason string) Result {
 		// of it is missing.
 		fmt.Fprintf(d.out, "warning: %v\n", err)
 	}
+	// After a failed rollback every backup may be the operator's way
+	// back, and which version runs is unknown: nothing is pruned.
+	if o != OutcomeFailed {
+		d.prune()
+	}
 	return resultOf(j)
 }
 

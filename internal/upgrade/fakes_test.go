@@ -50,12 +50,17 @@ type fakeFS struct {
 	inUse  map[string]bool
 	pinned map[string]bool
 	// fail makes an operation fail: op is "write", "copy", "rename",
-	// "remove".
+	// "remove", "removeall".
 	fail func(op, path string) error
+	// mtime is when each directory last changed (created, or an entry
+	// in it written, renamed or removed), by now.
+	mtime map[string]time.Time
+	now   func() time.Time
 }
 
 func newFakeFS(o *ops) *fakeFS {
-	return &fakeFS{ops: o, files: map[string][]byte{}, dirs: map[string]bool{}, inUse: map[string]bool{}, pinned: map[string]bool{}}
+	return &fakeFS{ops: o, files: map[string][]byte{}, dirs: map[string]bool{}, inUse: map[string]bool{}, pinned: map[string]bool{},
+		mtime: map[string]time.Time{}, now: func() time.Time { return time.Time{} }}
 }
 
 func key(p string) string { return strings.ToLower(ospath.Clean(ospath.Windows, p)) }
@@ -74,10 +79,13 @@ func (f *fakeFS) check(op, p string) error {
 }
 
 func (f *fakeFS) mkParents(p string) {
-	for _, a := range ospath.Ancestors(ospath.Windows, ospath.Dir(ospath.Windows, p)) {
-		f.dirs[key(a)] = true
-	}
-	f.dirs[key(ospath.Dir(ospath.Windows, p))] = true
+	f.MkdirAll(ospath.Dir(ospath.Windows, p))
+	f.touchParent(p)
+}
+
+// touchParent records that an entry of p's directory changed.
+func (f *fakeFS) touchParent(p string) {
+	f.mtime[key(ospath.Dir(ospath.Windows, p))] = f.now()
 }
 
 func (f *fakeFS) put(p string, data []byte) {
@@ -110,6 +118,7 @@ func (f *fakeFS) WriteFile(p string, data []byte) error {
 		return notExist("write", p)
 	}
 	f.files[key(p)] = append([]byte(nil), data...)
+	f.touchParent(p)
 	return nil
 }
 
@@ -129,6 +138,7 @@ func (f *fakeFS) CopyFile(src, dst string) error {
 		return notExist("create", dst)
 	}
 	f.files[key(dst)] = append([]byte(nil), d...)
+	f.touchParent(dst)
 	return nil
 }
 
@@ -146,6 +156,8 @@ func (f *fakeFS) Rename(from, to string) error {
 	}
 	delete(f.files, key(from))
 	f.files[key(to)] = d
+	f.touchParent(from)
+	f.touchParent(to)
 	for _, m := range []map[string]bool{f.inUse, f.pinned} {
 		if m[key(from)] {
 			delete(m, key(from))
@@ -167,6 +179,39 @@ func (f *fakeFS) Remove(p string) error {
 		return errInUse
 	}
 	delete(f.files, key(p))
+	f.touchParent(p)
+	return nil
+}
+
+// RemoveAll removes what it can, as Windows does: a file in use stays,
+// and so do the directories above it.
+func (f *fakeFS) RemoveAll(p string) error {
+	f.ops.do("removeall " + p)
+	if err := f.check("removeall", p); err != nil {
+		return err
+	}
+	k := key(p)
+	below := func(name string) bool { return name == k || strings.HasPrefix(name, k+`\`) }
+	var err error
+	for name := range f.files {
+		if below(name) {
+			if f.busy(name) {
+				err = errInUse
+				continue
+			}
+			delete(f.files, name)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for name := range f.dirs {
+		if below(name) {
+			delete(f.dirs, name)
+			delete(f.mtime, name)
+		}
+	}
+	f.touchParent(p)
 	return nil
 }
 
@@ -174,12 +219,13 @@ type fakeInfo struct {
 	name string
 	size int64
 	dir  bool
+	mod  time.Time
 }
 
 func (i fakeInfo) Name() string       { return i.name }
 func (i fakeInfo) Size() int64        { return i.size }
 func (i fakeInfo) Mode() fs.FileMode  { return 0o644 }
-func (i fakeInfo) ModTime() time.Time { return time.Time{} }
+func (i fakeInfo) ModTime() time.Time { return i.mod }
 func (i fakeInfo) IsDir() bool        { return i.dir }
 func (i fakeInfo) Sys() any           { return nil }
 
@@ -188,15 +234,18 @@ func (f *fakeFS) Stat(p string) (fs.FileInfo, error) {
 		return fakeInfo{name: p, size: int64(len(d))}, nil
 	}
 	if f.dirs[key(p)] {
-		return fakeInfo{name: p, dir: true}, nil
+		return fakeInfo{name: p, dir: true, mod: f.mtime[key(p)]}, nil
 	}
 	return nil, notExist("stat", p)
 }
 
 func (f *fakeFS) MkdirAll(p string) error {
-	f.dirs[key(p)] = true
 	for _, a := range ospath.Ancestors(ospath.Windows, p) {
-		f.dirs[key(a)] = true
+		if !f.dirs[key(a)] {
+			f.dirs[key(a)] = true
+			f.mtime[key(a)] = f.now()
+			f.touchParent(a)
+		}
 	}
 	return nil
 }
@@ -429,6 +478,7 @@ func newHost(newBinary string) *host {
 	o := &ops{}
 	f := newFakeFS(o)
 	c := &fakeClock{now: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	f.now = c.Now
 	layout := config.NewLayout(config.Host{GOOS: config.Windows, SystemDrive: "C:", ProgramFiles: `C:\Program Files`})
 	h := &host{
 		ops: o, fs: f, clock: c, alive: map[int]bool{},

@@ -61,6 +61,7 @@ type OSFS struct{}
 func (OSFS) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
 func (OSFS) Rename(from, to string) error         { return os.Rename(from, to) }
 func (OSFS) Remove(path string) error             { return os.Remove(path) }
+func (OSFS) RemoveAll(path string) error          { return os.RemoveAll(path) }
 func (OSFS) Stat(path string) (fs.FileInfo, error) {
 	return os.Stat(path)
 }

@@ -42,6 +42,9 @@ type FS interface {
 	// Remove removes a file; a missing one is an error wrapping
 	// fs.ErrNotExist.
 	Remove(path string) error
+	// RemoveAll removes path and everything below it; a missing path is
+	// not an error. Files in use stay, and make it fail.
+	RemoveAll(path string) error
 	Stat(path string) (fs.FileInfo, error)
 	MkdirAll(path string) error
 	// SHA256 is the file's checksum in lower-case hex.

@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 )
 
 func TestWindowsEdge(t *testing.T) { scenario(t, "windows") }
@@ -52,6 +56,20 @@ func scenario(t *testing.T, goos string) {
 		t.Errorf("node has no node-role.kubernetes.io/edge label: %v", node.Labels)
 	}
 	t.Logf("node %s labels: kubernetes.io/os=%s, node-role.kubernetes.io/edge present", e.name, node.Labels["kubernetes.io/os"])
+
+	// The pod range kube-controller-manager would allocate reaches the
+	// node's own database, where `cni-config --mode l2bridge` without
+	// --subnet reads it.
+	cidr := "10.244.7.0/24"
+	patch := []byte(`{"spec":{"podCIDR":"` + cidr + `","podCIDRs":["` + cidr + `"]}}`)
+	if _, err := c.client.CoreV1().Nodes().Patch(ctx, e.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	inDB := eventually(t, readyBound, "the node's pod range in its database", func() (bool, error) {
+		got, err := nodedb.PodCIDR(filepath.Join(e.dir, "edgecore.db"), e.name)
+		return got == cidr, err
+	})
+	t.Logf("node %s: spec.podCIDR %s in the edge's database %s after it was set", e.name, cidr, fmtDur(inDB))
 
 	// A pod for this OS reaches Running, and its deletion reaches the edge.
 	podStart := e.createPod(t, c, "app-1")

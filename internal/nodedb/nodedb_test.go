@@ -1,0 +1,96 @@
+package nodedb
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/beego/beego/v2/client/orm"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeedge/kubeedge/edge/pkg/common/dbm"
+	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/dao"
+)
+
+// The database is written by upstream's own code, the way metamanager
+// stores a Node the cloud sent (key as edged's meta client names it), so
+// the test breaks if upstream changes its table.
+func TestNodeFromUpstreamsDatabase(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "edgecore.db")
+
+	// Before the node ever ran there is no database, and reading must not
+	// create one.
+	if _, err := PodCIDR(path, "win-1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing database: err %v, want ErrNotFound", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("reading a missing database created %s (%v)", path, err)
+	}
+
+	orm.RegisterModel(new(dao.Meta))
+	dbm.InitDBConfig("sqlite3", "default", path)
+	store := func(namespace string, n *corev1.Node) {
+		t.Helper()
+		data, err := json.Marshal(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dao.InsertOrUpdate(&dao.Meta{Key: namespace + "/node/" + n.Name, Type: "node", Value: string(data)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := func(name, cidr string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{PodCIDR: cidr}}
+	}
+
+	if _, err := PodCIDR(path, "win-1"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"win-1"`) {
+		t.Fatalf("empty database: err %v, want ErrNotFound naming the node", err)
+	}
+
+	store("default", node("win-10", "10.244.9.0/24"))
+	store("default", node("win-1", "10.244.2.0/24"))
+	got, err := PodCIDR(path, "win-1")
+	if err != nil || got != "10.244.2.0/24" {
+		t.Fatalf("PodCIDR(win-1) = %q, %v; want 10.244.2.0/24 (and not win-10's range)", got, err)
+	}
+
+	store("default", node("win-2", ""))
+	if _, err := PodCIDR(path, "win-2"); err == nil || !strings.Contains(err.Error(), "--allocate-node-cidrs") {
+		t.Fatalf("node without a pod range: err %v, want the fix on the cloud side", err)
+	}
+
+	// A later update of the node replaces the row; the newest range wins.
+	store("default", node("win-1", "10.244.3.0/24"))
+	if got, err := PodCIDR(path, "win-1"); err != nil || got != "10.244.3.0/24" {
+		t.Fatalf("after an update PodCIDR(win-1) = %q, %v; want 10.244.3.0/24", got, err)
+	}
+}
+
+func TestNodeRejectsAnotherObject(t *testing.T) {
+	// A value that is not JSON at all is reported with its key, never
+	// taken as an empty node.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "edgecore.db")
+	db, err := openForTest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE meta (key varchar(256) PRIMARY KEY, type varchar(32), value text)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO meta VALUES ('default/node/win-1', 'node', 'not json')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PodCIDR(path, "win-1"); err == nil || !strings.Contains(err.Error(), "default/node/win-1") {
+		t.Fatalf("err %v, want one naming the stored key", err)
+	}
+}
+
+func openForTest(path string) (*sql.DB, error) { return sql.Open("sqlite3", path) }
