@@ -42,7 +42,7 @@ func Load(path string, host Host) (*v1alpha2.EdgeCoreConfig, []Rewrite, error) {
 // fields and values of the wrong kind are refused: a misspelt key would
 // otherwise be dropped without a word and its default used instead.
 func Parse(raw []byte, host Host) (*v1alpha2.EdgeCoreConfig, error) {
-	text, err := decodeText(raw)
+	text, err := DecodeText(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -56,10 +56,10 @@ func Parse(raw []byte, host Host) (*v1alpha2.EdgeCoreConfig, error) {
 	return c, nil
 }
 
-// decodeText turns the file into UTF-8. Windows PowerShell 5.1 writes
+// DecodeText turns a file an operator wrote into UTF-8. Windows PowerShell 5.1 writes
 // "edgecore.exe --minconfig > edgecore.yaml" as UTF-16 with a byte-order mark;
 // such a file is accepted rather than failing with a YAML syntax error.
-func decodeText(raw []byte) ([]byte, error) {
+func DecodeText(raw []byte) ([]byte, error) {
 	switch {
 	case bytes.HasPrefix(raw, []byte{0xEF, 0xBB, 0xBF}):
 		raw = raw[3:]

@@ -18,7 +18,7 @@ func RemoveToken(path string) error {
 	if err != nil {
 		return fmt.Errorf("remove token from %s: %w", path, err)
 	}
-	text, err := decodeText(raw)
+	text, err := DecodeText(raw)
 	if err != nil {
 		return fmt.Errorf("remove token from %s: %w", path, err)
 	}

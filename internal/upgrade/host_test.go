@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/join"
@@ -278,7 +279,10 @@ func TestSettings(t *testing.T) {
 		{"repository: https:///x-{version}.zip", "not a valid http(s) URL"},
 		{"repository: 'C:\\x-{version}.zip'\nhealthTimeout: soon", `healthTimeout "soon" is not a duration`},
 		{"repository: 'C:\\x-{version}.zip'\nrepo: x", "the fields are repository and healthTimeout"},
-		{"\xFF\xFEr\x00", "is UTF-16: save it as UTF-8"},
+		// What `"repository: 'D:\p\e-{version}.zip'" > upgrade.yaml` writes in Windows PowerShell 5.1.
+		{utf16LE("repository: 'D:\\p\\e-{version}.zip'"), ""},
+		{"\xFF\xFEr\x00x", "odd number of bytes"},
+		{"repository: '\xC3\x28-{version}'", "neither UTF-8 nor UTF-16"},
 	} {
 		h.fs.put(path, []byte(tc.text))
 		s, err := LoadSettings(e, cfg)
@@ -344,4 +348,14 @@ func TestParseVersionOutput(t *testing.T) {
 	if _, err := parseVersionOutput([]byte("Usage: foo")); err == nil {
 		t.Error("accepted other output")
 	}
+}
+
+// utf16LE is s as Windows PowerShell 5.1 writes text files: UTF-16
+// little-endian after a byte-order mark.
+func utf16LE(s string) string {
+	b := []byte{0xFF, 0xFE}
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return string(b)
 }

@@ -1,7 +1,6 @@
 package upgrade
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 )
@@ -65,9 +65,9 @@ func LoadSettings(e Env, configFile string) (Settings, error) {
 	if err != nil {
 		return s, err
 	}
-	raw = bytes.TrimPrefix(raw, []byte{0xEF, 0xBB, 0xBF})
-	if bytes.HasPrefix(raw, []byte{0xFF, 0xFE}) || bytes.HasPrefix(raw, []byte{0xFE, 0xFF}) {
-		return s, fmt.Errorf("%s is UTF-16: save it as UTF-8 (Set-Content -Encoding utf8)", p)
+	// Windows PowerShell 5.1's Out-File and ">" write UTF-16.
+	if raw, err = config.DecodeText(raw); err != nil {
+		return s, fmt.Errorf("%s: %w", p, err)
 	}
 	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
 		return s, fmt.Errorf("%s: %v: the fields are repository and healthTimeout", p, err)
