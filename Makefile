@@ -158,25 +158,30 @@ $(CLEAN_PREFIX)/.prepared: build/wine/setup.sh build/wine/pdh.c build/wine/proce
 	touch $@
 
 # The upgrade scenario's two release zips: this code released again as
-# v0.2.0 (built from "KubeEdge v1.20.1", so that cloudcore would also send
-# it a NodeUpgradeJob), and a v0.3.0 whose binary exits at once.
+# v0.2.0, stamped as built from the next KubeEdge patch release (cloudcore
+# sends a NodeUpgradeJob only to nodes older than the job's version), and a
+# v0.3.0, stamped one patch later, whose binary exits at once.
+bump_patch = $(shell echo $(1) | awk -F. -v n=$(2) '{ printf "%s.%s.%d", $$1, $$2, $$3 + n }')
+UPGRADE_GOOD_KUBEEDGE := $(call bump_patch,$(KUBEEDGE_VERSION),1)
+UPGRADE_BAD_KUBEEDGE := $(call bump_patch,$(KUBEEDGE_VERSION),2)
 UPGRADE := $(OUT)/upgrade
 UPGRADE_GOOD := $(UPGRADE)/edgecore-v0.2.0-windows-amd64.zip
 UPGRADE_BAD := $(UPGRADE)/edgecore-v0.3.0-windows-amd64.zip
 $(UPGRADE)/v0.2.0/edgecore.exe: $(SOURCES) $(WORK) $(SYSO)
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) go build -trimpath -buildvcs=false -tags $(EDGECORE_TAGS) \
-		-ldflags "$(call ldflags,v0.2.0,v1.20.1)" -o $@ ./cmd/edgecore
+		-ldflags "$(call ldflags,v0.2.0,$(UPGRADE_GOOD_KUBEEDGE))" -o $@ ./cmd/edgecore
 $(UPGRADE)/v0.3.0/edgecore.exe: test/e2e/badrelease/main.go
 	GOOS=windows GOARCH=amd64 go build -trimpath -buildvcs=false -o $@ ./test/e2e/badrelease
 $(UPGRADE_GOOD): $(UPGRADE)/v0.2.0/edgecore.exe build/package.sh
-	KUBEEDGE_VERSION=v1.20.1 build/package.sh $< v0.2.0 $@
+	KUBEEDGE_VERSION=$(UPGRADE_GOOD_KUBEEDGE) build/package.sh $< v0.2.0 $@
 $(UPGRADE_BAD): $(UPGRADE)/v0.3.0/edgecore.exe build/package.sh
-	KUBEEDGE_VERSION=v1.20.2 build/package.sh $< v0.3.0 $@
+	KUBEEDGE_VERSION=$(UPGRADE_BAD_KUBEEDGE) build/package.sh $< v0.3.0 $@
 
 e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
 	UPGRADE_GOOD_ZIP=$(CURDIR)/$(UPGRADE_GOOD) UPGRADE_BAD_ZIP=$(CURDIR)/$(UPGRADE_BAD) \
+	KUBEEDGE_VERSION=$(KUBEEDGE_VERSION) UPGRADE_GOOD_KUBEEDGE=$(UPGRADE_GOOD_KUBEEDGE) UPGRADE_BAD_KUBEEDGE=$(UPGRADE_BAD_KUBEEDGE) \
 	ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(CURDIR)/$(E2E)/cloudcore \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \

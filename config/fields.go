@@ -36,6 +36,10 @@ const (
 	winDMIPipe        = "npipe://./pipe/kubeedge-dmi"
 )
 
+// windowsTaskManager is whether a Windows node runs the taskManager module:
+// cloudcore v1.21 and later send NodeUpgradeJobs only through it.
+const windowsTaskManager = true
+
 // stringFields lists every OS-dependent string of c, skipping sections the
 // configuration leaves out (the minimal sample has no edgeStream, say).
 func stringFields(c *v1alpha2.EdgeCoreConfig) []stringField {

@@ -53,6 +53,9 @@ func applyHost(c *v1alpha2.EdgeCoreConfig, host Host) {
 			*f.ptr = f.windows(layout)
 		}
 	}
+	if t := c.Modules.TaskManager; t != nil {
+		t.Enable = windowsTaskManager
+	}
 	if e == nil {
 		return
 	}

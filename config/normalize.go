@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -41,6 +42,14 @@ func Normalize(c *v1alpha2.EdgeCoreConfig, goos string) []Rewrite {
 			rewrites = append(rewrites, Rewrite{Field: f.name, From: *f.ptr, To: to})
 			*f.ptr = to
 		}
+	}
+	// Since KubeEdge v1.21 node jobs (NodeUpgradeJob above all) reach the
+	// node through the taskManager module, which a configuration written
+	// for v1.20 does not have; upgrades from the cloud worked without it
+	// then, so it is added, enabled.
+	if c.Modules != nil && c.Modules.TaskManager == nil {
+		c.Modules.TaskManager = &v1alpha2.TaskManager{Enable: windowsTaskManager}
+		rewrites = append(rewrites, Rewrite{Field: "modules.taskManager.enable", From: "", To: fmt.Sprint(windowsTaskManager)})
 	}
 	// cgroupDriver means nothing to the Windows kubelet; a value in the file
 	// is a leftover of a Linux configuration and is dropped, not refused.

@@ -80,6 +80,12 @@ func Validate(c *v1alpha2.EdgeCoreConfig, goos string) field.ErrorList {
 		errs = append(errs, field.Invalid(kp.Child("resolvConf"), *k.ResolverConfig,
 			`Windows has no resolv.conf and the kubelet takes the host's DNS settings: set resolvConf: ""`))
 	}
+	// The 1.32 kubelet refuses any value here outside Linux (it sets the
+	// cgroup v2 memory.oom.group flag); say so before it starts.
+	if k.SingleProcessOOMKill != nil {
+		errs = append(errs, field.Invalid(kp.Child("singleProcessOOMKill"), *k.SingleProcessOOMKill,
+			"a cgroup v2 setting of Linux, which the kubelet refuses on Windows: remove the line"))
+	}
 	return errs
 }
 

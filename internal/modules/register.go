@@ -4,25 +4,53 @@
 package modules
 
 import (
+	"k8s.io/klog/v2"
+
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
-	"github.com/kubeedge/kubeedge/edge/pkg/common/dbm"
 	"github.com/kubeedge/kubeedge/edge/pkg/devicetwin"
 	"github.com/kubeedge/kubeedge/edge/pkg/edged"
 	"github.com/kubeedge/kubeedge/edge/pkg/edgehub"
 	"github.com/kubeedge/kubeedge/edge/pkg/edgestream"
 	"github.com/kubeedge/kubeedge/edge/pkg/eventbus"
 	"github.com/kubeedge/kubeedge/edge/pkg/metamanager"
+	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/dao"
 	"github.com/kubeedge/kubeedge/edge/pkg/servicebus"
+	"github.com/kubeedge/kubeedge/edge/pkg/taskmanager"
 	dbtest "github.com/kubeedge/kubeedge/edge/test"
+
+	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 )
 
-// Register registers every edge module with its part of c, then opens the
-// database. The database must come last: each module registers its tables
-// while it registers itself, and InitDBConfig creates them.
+// migrateDatabase carries a database of the v1.20-based release into
+// v1.23's schema (see nodedb.MigrateV120). A failure is logged: the node
+// still runs, and its metaserver cache fills again from the cloud.
+func migrateDatabase(dataSource string) {
+	gdb := dao.GetDB()
+	if gdb == nil {
+		return
+	}
+	sqlDB, err := gdb.DB()
+	if err == nil {
+		var n int64
+		n, err = nodedb.MigrateV120(sqlDB)
+		if n > 0 {
+			klog.InfoS("Carried the database of KubeEdge v1.20 into v1.23's schema", "dataSource", dataSource, "rows", n)
+		}
+	}
+	if err != nil {
+		klog.ErrorS(err, "Migrating the database failed", "dataSource", dataSource)
+	}
+}
+
+// Register opens the database with the tables of the enabled modules, then
+// registers every edge module with its part of c, and last the Windows
+// node job runners, which must replace upstream's: taskmanager.Register
+// installs those.
 func Register(c *v1alpha2.EdgeCoreConfig) {
 	node := c.Modules.Edged.HostnameOverride
 	installDMIListener()
-	registerUpgrade(c)
+	dao.Init(c.DataBase.DataSource, c.Modules.DeviceTwin, c.Modules.EventBus, c.Modules.MetaManager, c.Modules.ServiceBus)
+	migrateDatabase(c.DataBase.DataSource)
 	devicetwin.Register(c.Modules.DeviceTwin, node)
 	edged.Register(c.Modules.Edged)
 	edgehub.Register(c.Modules.EdgeHub, node)
@@ -30,6 +58,7 @@ func Register(c *v1alpha2.EdgeCoreConfig) {
 	metamanager.Register(c.Modules.MetaManager)
 	servicebus.Register(c.Modules.ServiceBus)
 	edgestream.Register(c.Modules.EdgeStream, node, c.Modules.Edged.NodeIP)
+	taskmanager.Register(c.Modules.TaskManager)
 	dbtest.Register(c.Modules.DBTest)
-	dbm.InitDBConfig(c.DataBase.DriverName, c.DataBase.AliasName, c.DataBase.DataSource)
+	registerUpgrade(c)
 }

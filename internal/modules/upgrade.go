@@ -21,12 +21,14 @@ import (
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 	api "github.com/kubeedge/api/apis/fsm/v1alpha1"
+	operationsv1alpha2 "github.com/kubeedge/api/apis/operations/v1alpha2"
 	commontypes "github.com/kubeedge/kubeedge/common/types"
 	"github.com/kubeedge/kubeedge/edge/cmd/edgecore/app/options"
 	"github.com/kubeedge/kubeedge/edge/pkg/common/cloudconnection"
-	edgeutil "github.com/kubeedge/kubeedge/edge/pkg/common/util"
+	commonmsg "github.com/kubeedge/kubeedge/edge/pkg/common/message"
 	"github.com/kubeedge/kubeedge/edge/pkg/edged"
-	"github.com/kubeedge/kubeedge/edge/pkg/edgehub/task/taskexecutor"
+	"github.com/kubeedge/kubeedge/edge/pkg/taskmanager/actions"
+	"github.com/kubeedge/kubeedge/edge/pkg/taskmanager/v1alpha1/taskexecutor"
 	"github.com/kubeedge/kubeedge/pkg/util/fsm"
 
 	"github.com/kubeedge-windows/edgecore/config"
@@ -45,11 +47,11 @@ var upgrades struct {
 	ready nodeReadiness
 }
 
-// registerUpgrade registers the Windows executor of NodeUpgradeJob tasks in
-// place of upstream's, which runs `keadm upgrade edge` through bash, and
-// makes the kubelet's node status observable for the upgrade's health
-// gate. Upstream's executors register in their package's init, so this
-// later Register replaces them.
+// registerUpgrade registers the Windows executor of v1alpha1 NodeUpgradeJob
+// tasks and the Windows runner of v1alpha2 NodeUpgradeJobs in place of
+// upstream's, which run `keadm upgrade edge` through bash, and makes the
+// kubelet's node status observable for the upgrade's health gate.
+// Upstream's register in taskmanager.Register, so this must come after it.
 func registerUpgrade(c *v1alpha2.EdgeCoreConfig) {
 	upgrades.once.Do(func() {
 		observeNodeStatus(upgrades.ready.observe)
@@ -83,6 +85,7 @@ func registerUpgrade(c *v1alpha2.EdgeCoreConfig) {
 			Watch:      func() { go node.Watch(watchContext()) },
 		}
 		taskexecutor.Register(taskexecutor.TaskUpgrade, &upgradeExecutor{jobs: jobs, node: nodeName, checks: map[string]upgrade.Request{}})
+		actions.RegisterRunner(operationsv1alpha2.ResourceNodeUpgradeJob, nodeUpgradeJobRunner(jobs, env.Version, sendNodeJobStatus))
 	})
 }
 
@@ -189,15 +192,22 @@ func itemAs(item any, v any) error {
 }
 
 // sendTaskReport reports a step's result the way upstream's task handler
-// does, through edgehub to the cloud's task manager.
+// does, through edgehub to the cloud's task manager: a v1alpha2 job's as
+// node action statuses, a v1alpha1 task's as a task result.
 func sendTaskReport(node string) func(upgrade.Job, upgrade.Report) {
 	return func(j upgrade.Job, r upgrade.Report) {
-		e := eventOf(r)
 		name := j.Node
 		if name == "" {
 			name = node
 		}
-		edgeutil.ReportTaskResult(j.TaskType, j.TaskID, commontypes.NodeTaskResponse{
+		if j.TaskType == nodeJobType {
+			for _, m := range nodeJobMessages(r) {
+				sendNodeJobStatus(nodeJobResource(j.TaskID, name), m)
+			}
+			return
+		}
+		e := eventOf(r)
+		commonmsg.ReportTaskResult(j.TaskType, j.TaskID, commontypes.NodeTaskResponse{
 			NodeName: name, Event: e.Type, Action: e.Action, Reason: e.Msg, Time: time.Now().UTC().Format(time.RFC3339),
 		})
 	}

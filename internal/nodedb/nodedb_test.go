@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/beego/beego/v2/client/orm"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeedge/kubeedge/edge/pkg/common/dbm"
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/dao"
+	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/dao/dbclient"
+	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/dao/models"
 )
 
 // The database is written by upstream's own code, the way metamanager
@@ -33,15 +34,15 @@ func TestNodeFromUpstreamsDatabase(t *testing.T) {
 		t.Fatalf("reading a missing database created %s (%v)", path, err)
 	}
 
-	orm.RegisterModel(new(dao.Meta))
-	dbm.InitDBConfig("sqlite3", "default", path)
+	dao.Init(path, &v1alpha2.MetaManager{Enable: true})
+	metas := dbclient.NewMetaService()
 	store := func(namespace string, n *corev1.Node) {
 		t.Helper()
 		data, err := json.Marshal(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := dao.InsertOrUpdate(&dao.Meta{Key: namespace + "/node/" + n.Name, Type: "node", Value: string(data)}); err != nil {
+		if err := metas.InsertOrUpdate(&models.Meta{Key: namespace + "/node/" + n.Name, Type: "node", Value: string(data)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -122,6 +122,17 @@ func (js *Jobs) Init(req Request) (Report, bool) {
 	return Report{}, false
 }
 
+// Stage fetches and verifies the package of req.Version now, for callers
+// that wait for the outcome (the Check action of a v1alpha2
+// NodeUpgradeJob, which runs on a goroutine of its own).
+func (js *Jobs) Stage(ctx context.Context, req Request) error {
+	if err := checkVersion(req.Version); err != nil {
+		return err
+	}
+	_, err := js.fetch(ctx, req)
+	return err
+}
+
 // fetch gets the package of req.Version from the repository, checks its
 // digest (the job's, else the SHA256SUMS beside it) and stages it.
 func (js *Jobs) fetch(ctx context.Context, req Request) (*Staged, error) {
@@ -274,18 +285,21 @@ func (js *Jobs) installed() (Installed, error) {
 // service has stopped, which is the copy a rollback restores; this one
 // finds a full disk or a missing right before anything is stopped.
 func (js *Jobs) Backup(req Request) (Report, bool) {
-	js.async(req, "Backup", func(context.Context) error {
-		in, err := js.installed()
-		if err != nil {
-			return err
-		}
-		e := js.Env
-		j := newJournal(e, KindUpgrade, in, 0)
-		j.Backup = e.Paths.Backup(e.Version)
-		_, err = backup(e, j, e.Version, io.Discard)
-		return err
-	})
+	js.async(req, "Backup", func(context.Context) error { return js.TakeBackup() })
 	return Report{}, false
+}
+
+// TakeBackup backs up the running version now (see Backup).
+func (js *Jobs) TakeBackup() error {
+	in, err := js.installed()
+	if err != nil {
+		return err
+	}
+	e := js.Env
+	j := newJournal(e, KindUpgrade, in, 0)
+	j.Backup = e.Paths.Backup(e.Version)
+	_, err = backup(e, j, e.Version, io.Discard)
+	return err
 }
 
 // Upgrade answers the Upgrading step: it writes the journal of the

@@ -17,6 +17,9 @@ type Report struct {
 	Event   string
 	Success bool
 	Reason  string
+	// From and To are the versions of an upgrade or rollback that ran,
+	// for reports that carry them (v1alpha2 NodeUpgradeJobs).
+	From, To string
 }
 
 // Node is the running edgecore's part in an upgrade: while one is in
@@ -153,6 +156,12 @@ func (n *Node) writeHealth(j *Journal) error {
 // Upgrading, "Upgrade" Success ends the job successful, "Upgrade" Failure
 // failed, and "Rollback" (either way) failed, with the reason kept.
 func reportOf(j *Journal) Report {
+	r := outcomeOf(j)
+	r.From, r.To = j.From, j.To
+	return r
+}
+
+func outcomeOf(j *Journal) Report {
 	switch {
 	case j.Kind == KindUpgrade && j.Outcome == OutcomeSuccess:
 		return Report{Event: "Upgrade", Success: true}

@@ -18,8 +18,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	fsmv1 "github.com/kubeedge/api/apis/fsm/v1alpha1"
-	opsv1 "github.com/kubeedge/api/apis/operations/v1alpha1"
+	opsv1 "github.com/kubeedge/api/apis/operations/v1alpha2"
 	kubeedgeclient "github.com/kubeedge/api/client/clientset/versioned"
 
 	"github.com/kubeedge-windows/edgecore/config"
@@ -46,7 +45,8 @@ func TestWindowsUpgrade(t *testing.T) {
 
 	j.node = j.joinedNode(j.run(j.args(joinCommand), 0).out)
 	eventually(t, readyBound, "node "+j.node+" Ready", c.nodeReady(j.node, time.Time{}))
-	j.runsKubeEdge("v1.20.0")
+	base, goodKE, badKE := mustEnv(t, "KUBEEDGE_VERSION"), mustEnv(t, "UPGRADE_GOOD_KUBEEDGE"), mustEnv(t, "UPGRADE_BAD_KUBEEDGE")
+	j.runsKubeEdge(base)
 
 	steps := []struct {
 		args     []string
@@ -54,9 +54,9 @@ func TestWindowsUpgrade(t *testing.T) {
 		result   string
 		kubeedge string
 	}{
-		{[]string{"upgrade", "--package", winPath(good), "--timeout", "3m"}, 0, "result=success action=upgrade from=v0.1.0 to=v0.2.0", "v1.20.1"},
-		{[]string{"upgrade", "--package", winPath(bad), "--timeout", "2m"}, 2, "result=rolled-back action=upgrade from=v0.2.0 to=v0.3.0", "v1.20.1"},
-		{[]string{"rollback"}, 0, "result=success action=rollback from=v0.2.0 to=v0.1.0", "v1.20.0"},
+		{[]string{"upgrade", "--package", winPath(good), "--timeout", "3m"}, 0, "result=success action=upgrade from=v0.1.0 to=v0.2.0", goodKE},
+		{[]string{"upgrade", "--package", winPath(bad), "--timeout", "2m"}, 2, "result=rolled-back action=upgrade from=v0.2.0 to=v0.3.0", goodKE},
+		{[]string{"rollback"}, 0, "result=success action=rollback from=v0.2.0 to=v0.1.0", base},
 	}
 	for _, s := range steps {
 		begin := time.Now()
@@ -70,7 +70,7 @@ func TestWindowsUpgrade(t *testing.T) {
 		j.runsKubeEdge(s.kubeedge)
 		t.Logf("%s: %s in %s, node Ready on KubeEdge %s", s.args[0], s.result, fmtDur(r.duration), s.kubeedge)
 	}
-	j.upgradeFromCloud(good, bad)
+	j.upgradeFromCloud(good, bad, goodKE, badKE)
 }
 
 // upgradeFromCloud drives the node's upgrade from the cloud the way the
@@ -79,14 +79,16 @@ func TestWindowsUpgrade(t *testing.T) {
 // would be), and NodeUpgradeJobs created with client-go name the version.
 // cloudcore sends a job only to nodes whose KubeEdge version is older than
 // spec.version, so the releases are published under the KubeEdge version
-// they are built from: v1.20.1 (the good one) and v1.20.2 (whose binary
-// exits at once). The first job carries the package's digest; the second
-// none, so the node takes it from the SHA256SUMS beside the packages.
-func (j *journey) upgradeFromCloud(good, bad string) {
+// they are stamped with: goodKE (the good one) and badKE (whose binary
+// exits at once). The jobs are operations/v1alpha2, what cloudcore v1.23
+// serves by default. The first job carries the package's digest; the
+// second none, so the node takes it from the SHA256SUMS beside the
+// packages.
+func (j *journey) upgradeFromCloud(good, bad, goodKE, badKE string) {
 	t := j.t
 	repo := t.TempDir()
 	sums, digest := "", ""
-	for _, p := range []struct{ zip, version string }{{good, "v1.20.1"}, {bad, "v1.20.2"}} {
+	for _, p := range []struct{ zip, version string }{{good, goodKE}, {bad, badKE}} {
 		name := "edgecore-" + p.version + "-windows-amd64.zip"
 		sum := copyFile(t, p.zip, filepath.Join(repo, name))
 		sums += sum + "  " + name + "\n"
@@ -105,13 +107,17 @@ func (j *journey) upgradeFromCloud(good, bad string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A rolled-back upgrade ends as upstream's own nodes end it: the
+	// Upgrade action False with the reason, then RollBack True, which is
+	// the node task's last action (phase Successful), and the node back on
+	// the version it ran.
 	jobs := []struct {
 		name, version, digest string
-		want                  fsmv1.State
+		actions               []string
 		kubeedge              string
 	}{
-		{"windows-to-v1.20.1", "v1.20.1", digest, fsmv1.TaskSuccessful, "v1.20.1"},
-		{"windows-to-v1.20.2", "v1.20.2", "", fsmv1.TaskFailed, "v1.20.1"},
+		{"windows-to-" + goodKE, goodKE, digest, []string{"Check=True", "WaitingConfirmation=True", "BackUp=True", "Upgrade=True"}, goodKE},
+		{"windows-to-" + badKE, badKE, "", []string{"Check=True", "WaitingConfirmation=True", "BackUp=True", "Upgrade=False", "RollBack=True"}, goodKE},
 	}
 	for _, jb := range jobs {
 		begin := time.Now()
@@ -120,45 +126,49 @@ func (j *journey) upgradeFromCloud(good, bad string) {
 			ObjectMeta: metav1.ObjectMeta{Name: jb.name},
 			Spec: opsv1.NodeUpgradeJobSpec{
 				Version: jb.version, NodeNames: []string{j.node}, TimeoutSeconds: &timeout,
-				ImageDigestGatter: &opsv1.ImageDigestGatter{},
 			},
 		}
 		if jb.digest != "" {
-			job.Spec.ImageDigestGatter.Value = &jb.digest
+			job.Spec.ImageDigestGetter = &opsv1.ImageDigestGetter{AMD64: jb.digest}
 		}
-		if _, err := client.OperationsV1alpha1().NodeUpgradeJobs().Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
+		if _, err := client.OperationsV1alpha2().NodeUpgradeJobs().Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create NodeUpgradeJob %s: %v", jb.name, err)
 		}
 		var last opsv1.NodeUpgradeJobStatus
 		done := func() (bool, error) {
-			got, err := client.OperationsV1alpha1().NodeUpgradeJobs().Get(context.Background(), jb.name, metav1.GetOptions{})
+			got, err := client.OperationsV1alpha2().NodeUpgradeJobs().Get(context.Background(), jb.name, metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
 			last = got.Status
-			switch got.Status.State {
-			case fsmv1.TaskSuccessful, fsmv1.TaskFailed:
-				return true, nil
+			for _, ns := range got.Status.NodeStatus {
+				if ns.Phase == opsv1.NodeTaskPhaseSuccessful || ns.Phase == opsv1.NodeTaskPhaseFailure {
+					return true, nil
+				}
 			}
-			return false, fmt.Errorf("state %q", got.Status.State)
+			return false, fmt.Errorf("phase %q", got.Status.Phase)
 		}
 		if !poll(upgradeBound, done) {
 			j.dumpLog()
 			j.dumpUpgradeLog()
 			t.Fatalf("NodeUpgradeJob %s did not end within %s; status %s", jb.name, upgradeBound, statusJSON(last))
 		}
-		t.Logf("NodeUpgradeJob %s: %s after %s\n%s", jb.name, last.State, fmtDur(time.Since(begin)), indent(statusJSON(last)))
-		if last.State != jb.want {
-			j.dumpLog()
-			j.dumpUpgradeLog()
-			t.Fatalf("NodeUpgradeJob %s ended %s, want %s", jb.name, last.State, jb.want)
-		}
-		if len(last.Status) != 1 || last.Status[0].NodeName != j.node {
+		t.Logf("NodeUpgradeJob %s: ended after %s\n%s", jb.name, fmtDur(time.Since(begin)), indent(statusJSON(last)))
+		if len(last.NodeStatus) != 1 || last.NodeStatus[0].NodeName != j.node {
 			t.Fatalf("NodeUpgradeJob %s: node statuses %s, want one for %s", jb.name, statusJSON(last), j.node)
 		}
-		ns := last.Status[0]
-		if jb.want == fsmv1.TaskFailed && (ns.Event != "Rollback" || ns.Action != fsmv1.ActionSuccess || !strings.Contains(ns.Reason, "rolled back to v0.2.0")) {
-			t.Fatalf("NodeUpgradeJob %s: node status %s, want a successful Rollback event with the upgrade's failure as its reason", jb.name, statusJSON(last))
+		ns := last.NodeStatus[0]
+		var flow []string
+		for _, a := range ns.ActionFlow {
+			flow = append(flow, string(a.Action)+"="+string(a.Status))
+		}
+		if strings.Join(flow, " ") != strings.Join(jb.actions, " ") || ns.Phase != opsv1.NodeTaskPhaseSuccessful {
+			j.dumpLog()
+			j.dumpUpgradeLog()
+			t.Fatalf("NodeUpgradeJob %s: node phase %s, actions %v; want Successful, %v", jb.name, ns.Phase, flow, jb.actions)
+		}
+		if len(jb.actions) == 5 && !strings.Contains(ns.ActionFlow[3].Reason, "rolled back to v0.2.0") {
+			t.Fatalf("NodeUpgradeJob %s: the Upgrade action's reason %q does not say the node was rolled back", jb.name, ns.ActionFlow[3].Reason)
 		}
 		eventually(t, readyBound, "node Ready after "+jb.name, j.c.nodeReady(j.node, begin))
 		j.runsKubeEdge(jb.kubeedge)

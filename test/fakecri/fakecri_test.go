@@ -17,7 +17,7 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	crierrors "k8s.io/cri-api/pkg/errors"
-	"k8s.io/kubernetes/pkg/kubelet/cri/remote"
+	remote "k8s.io/cri-client/pkg"
 )
 
 const pause = "registry.k8s.io/pause:3.9"
@@ -48,11 +48,11 @@ func kubeletClients(t *testing.T, opts Options) (internalapi.RuntimeService, int
 	}
 	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
 	serve(t, endpoint, opts)
-	rs, err := remote.NewRemoteRuntimeService(endpoint, 10*time.Second, nil)
+	rs, err := remote.NewRemoteRuntimeService(endpoint, 10*time.Second, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	is, err := remote.NewRemoteImageService(endpoint, 10*time.Second, nil)
+	is, err := remote.NewRemoteImageService(endpoint, 10*time.Second, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,19 +7,11 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"k8s.io/klog/v2"
 
 	"github.com/kubeedge/beehive/pkg/common"
 	beehiveContext "github.com/kubeedge/beehive/pkg/core/context"
-)
-
-// Restart back-off: doubles from restartBackoffInitial up to restartBackoffMax.
-// Variables so that tests can shorten them.
-var (
-	restartBackoffInitial = time.Second
-	restartBackoffMax     = 30 * time.Second
 )
 
 var (
@@ -29,8 +21,10 @@ var (
 	stopCh = make(chan string, 1)
 )
 
-// EnableModuleRestart makes a module that returns or panics while the process
-// is still running start again after a back-off.
+// EnableModuleRestart makes a module without a restart policy of its own
+// (see ModuleRestartPolicy) start again after a back-off when it returns or
+// panics while the process is still running, as KubeEdge v1.20's bus did.
+// KubeEdge v1.23's modules bring their own policies instead.
 func EnableModuleRestart() { restartEnabled.Store(true) }
 
 // IsModuleRestartEnabled reports whether module restart is on.
@@ -48,48 +42,6 @@ func StartModules() {
 	}
 	for _, name := range disabled() {
 		klog.V(2).Infof("module %s is disabled and not started", name)
-	}
-}
-
-// runModule runs m.Start, and again after a back-off if restart is enabled
-// and the process is not shutting down. Without restart a panic is left alone
-// so that it takes the process down and a supervisor restarts it as a whole.
-// A restart keeps the module's inbox and what is queued in it: it does not
-// call AddModule, which gives a module a fresh, empty inbox as upstream's
-// does, so messages sent while the module was down are not lost.
-func runModule(m Module) {
-	if !IsModuleRestartEnabled() {
-		m.Start()
-		return
-	}
-	backoff := restartBackoffInitial
-	for {
-		began := time.Now()
-		err := startRecovering(m)
-		select {
-		case <-beehiveContext.Done():
-			return
-		default:
-		}
-		// A module that ran for longer than the longest back-off was
-		// healthy for a while: start counting from the beginning again.
-		if time.Since(began) > restartBackoffMax {
-			backoff = restartBackoffInitial
-		}
-		if err != nil {
-			klog.Errorf("module %s failed: %v; restarting in %v", m.Name(), err, backoff)
-		} else {
-			klog.Warningf("module %s stopped; restarting in %v", m.Name(), backoff)
-		}
-		select {
-		case <-beehiveContext.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff *= 2
-		if backoff > restartBackoffMax {
-			backoff = restartBackoffMax
-		}
 	}
 }
 

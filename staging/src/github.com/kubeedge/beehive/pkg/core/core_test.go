@@ -1,6 +1,8 @@
 package core
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ type testModule struct {
 	name, group string
 	enabled     bool
 	start       func()
+	policy      *ModuleRestartPolicy
 }
 
 func (m *testModule) Name() string  { return m.name }
@@ -20,11 +23,58 @@ func (m *testModule) Group() string { return m.group }
 func (m *testModule) Enable() bool  { return m.enabled }
 func (m *testModule) Start()        { m.start() }
 
+func (m *testModule) RestartPolicy() *ModuleRestartPolicy { return m.policy }
+
+// starts records when a module's Start ran.
+type starts struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (s *starts) add() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.at = append(s.at, time.Now())
+	return len(s.at)
+}
+
+func (s *starts) get() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.at...)
+}
+
+// waitStarts waits up to d for n starts and returns what it saw.
+func (s *starts) wait(n int, d time.Duration) []time.Time {
+	deadline := time.Now().Add(d)
+	for {
+		got := s.get()
+		if len(got) >= n || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// checkGaps fails t unless the waits between starts are about want (in
+// units of the shortened second).
+func checkGaps(t *testing.T, name string, got []time.Time, want []time.Duration) {
+	t.Helper()
+	if len(got) < len(want)+1 {
+		t.Fatalf("%s started %d times, want %d", name, len(got), len(want)+1)
+	}
+	for i, w := range want {
+		gap := got[i+1].Sub(got[i])
+		if gap < w*second || gap > w*second+time.Second {
+			t.Errorf("%s: restart %d came after %v, want about %v", name, i+1, gap, w*second)
+		}
+	}
+}
+
 // The whole lifecycle runs in one test because shutdown cancels the one
 // process-wide context for good.
 func TestLifecycle(t *testing.T) {
-	restartBackoffInitial = 20 * time.Millisecond
-	restartBackoffMax = 80 * time.Millisecond
+	second = 10 * time.Millisecond
 	EnableModuleRestart()
 	if !IsModuleRestartEnabled() {
 		t.Fatal("restart not enabled")
@@ -42,17 +92,30 @@ func TestLifecycle(t *testing.T) {
 		}
 	}})
 
-	var mu sync.Mutex
-	var starts []time.Time
+	// flaky brings no policy: EnableModuleRestart restarts it whether it
+	// returns or panics, as KubeEdge v1.20's bus did.
+	var flaky starts
 	Register(&testModule{name: "flaky", group: "hub", enabled: true, start: func() {
-		mu.Lock()
-		starts = append(starts, time.Now())
-		n := len(starts)
-		mu.Unlock()
-		if n%2 == 0 {
+		if flaky.add()%2 == 0 {
 			panic("flaky module failed")
 		}
 	}})
+	// Upstream v1.23's policies. OnFailure: a return ends the module, a
+	// panic restarts it; the wait grows by the rate up to the limit.
+	var onFailure starts
+	Register(&testModule{name: "onfailure", group: "hub", enabled: true, start: func() {
+		if onFailure.add() < 4 {
+			panic("not yet")
+		}
+	}, policy: &ModuleRestartPolicy{RestartType: RestartTypeOnFailure, IntervalSecond: 2,
+		IntervalTimeGrowthRate: 3, RestartIntervalLimit: 10 * second}})
+	// Retries bound the restarts; the error handler gets the last failure.
+	var limited starts
+	handled := make(chan error, 2)
+	Register(&testModule{name: "limited", group: "hub", enabled: true, start: func() {
+		panic(fmt.Sprintf("failure %d", limited.add()))
+	}, policy: &ModuleRestartPolicy{RestartType: RestartTypeAlways, Retries: 2,
+		ErrorHandler: func(err error) { handled <- err }}})
 	// drain takes one message per start and returns: each later message
 	// reaches it only if the restart kept its inbox.
 	drained := make(chan interface{}, 3)
@@ -66,7 +129,7 @@ func TestLifecycle(t *testing.T) {
 	}})
 
 	mods := GetModules()
-	if _, ok := mods["echo"]; !ok || len(mods) != 3 {
+	if _, ok := mods["echo"]; !ok || len(mods) != 5 {
 		t.Fatalf("enabled modules: %v", mods)
 	}
 	if _, ok := mods["off"]; ok {
@@ -93,29 +156,31 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("SendSync through a started module: %v %v", resp.GetContent(), err)
 	}
 
-	// Restarts, panicking or not, follow a back-off that doubles up to the cap.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		mu.Lock()
-		n := len(starts)
-		mu.Unlock()
-		if n >= 6 || time.Now().After(deadline) {
-			break
+	// Without a policy of its own, restarts (panicking or not) follow a
+	// back-off that doubles from 1 s up to 30 s.
+	checkGaps(t, "flaky", flaky.wait(6, 5*time.Second), []time.Duration{1, 2, 4, 8, 16})
+	// 2 s, then 6 s, then the 10 s limit; the fourth start returns and is
+	// not restarted.
+	checkGaps(t, "onfailure", onFailure.wait(4, 5*time.Second), []time.Duration{2, 6, 10})
+	// A constant 1 s (no growth rate), two restarts, then the handler.
+	checkGaps(t, "limited", limited.wait(3, 5*time.Second), []time.Duration{1, 1})
+	select {
+	case err := <-handled:
+		if err == nil || !strings.Contains(err.Error(), "failure 3") {
+			t.Fatalf("error handler got %v, want the third start's failure", err)
 		}
-		time.Sleep(10 * time.Millisecond)
+	case <-time.After(2 * time.Second):
+		t.Fatal("the error handler was not called when the retries ran out")
 	}
-	mu.Lock()
-	got := append([]time.Time(nil), starts...)
-	mu.Unlock()
-	if len(got) < 6 {
-		t.Fatalf("module restarted %d times in 5s", len(got)-1)
+	time.Sleep(30 * second)
+	if n := len(onFailure.get()); n != 4 {
+		t.Errorf("onfailure started %d times; a module that returned under OnFailure was restarted", n)
 	}
-	want := []time.Duration{20, 40, 80, 80, 80}
-	for i, w := range want {
-		gap := got[i+1].Sub(got[i])
-		if gap < w*time.Millisecond || gap > w*time.Millisecond+time.Second {
-			t.Errorf("restart %d came after %v, want about %v", i+1, gap, w*time.Millisecond)
-		}
+	if n := len(limited.get()); n != 3 {
+		t.Errorf("limited started %d times, want 1 + 2 retries", n)
+	}
+	if len(handled) != 0 {
+		t.Error("the error handler was called twice")
 	}
 
 	// A restart by our back-off keeps the queue (upstream's AddModule would
@@ -150,14 +215,9 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal("global context still live after shutdown")
 	}
 
-	mu.Lock()
-	before := len(starts)
-	mu.Unlock()
+	before := len(flaky.get())
 	time.Sleep(200 * time.Millisecond)
-	mu.Lock()
-	after := len(starts)
-	mu.Unlock()
-	if after != before {
+	if after := len(flaky.get()); after != before {
 		t.Fatalf("module restarted %d times after shutdown", after-before)
 	}
 }

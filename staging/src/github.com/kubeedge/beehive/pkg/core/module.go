@@ -15,6 +15,9 @@ type Module interface {
 	Group() string
 	Start()
 	Enable() bool
+	// RestartPolicy says whether and how the bus starts the module again
+	// when Start returns; nil runs Start once.
+	RestartPolicy() *ModuleRestartPolicy
 }
 
 // ModuleInfo is a registered module with the context type it asked for.

@@ -21,6 +21,10 @@ const (
 	UploadOperation        = "upload"
 	ResponseOperation      = "response"
 	ResponseErrorOperation = "error"
+	// UnholdUpgradeOperation releases pod updates held back on the node
+	// (KubeEdge v1.22's hold-upgrade label): metamanager's metaserver
+	// sends it to edged in the process, never over the wire.
+	UnholdUpgradeOperation = "unhold-upgrade"
 )
 
 // Resource types understood by the edge and cloud modules.
