@@ -22,6 +22,8 @@ LINUX_BIN := $(OUT)/linux-amd64/edgecore
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 export WINEPREFIX ?= $(CURDIR)/$(OUT)/wine
 export WINEDEBUG ?= -all
+# KubeEdge's Kubernetes fork is not in the checksum database; go.sum pins it.
+export GONOSUMDB ?= github.com/kubeedge
 
 PKG := github.com/kubeedge-windows/edgecore
 # ldflags stamps version $(1) built from KubeEdge $(2); the upgrade scenario
@@ -43,9 +45,8 @@ WORK := go.work
 export GOWORK := $(CURDIR)/$(WORK)
 GOBUILD := go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
 # Build tags of edgecore itself (not of the reference build of bench-node):
-# providerless leaves out the kubelet's legacy cloud credential provider
-# (GCP, whose checks run wmic on Windows; patches/0004) and cadvisor's
-# cloud metadata probes; grpcnotrace leaves out golang.org/x/net/trace,
+# providerless leaves out cadvisor's cloud metadata probes (and, before
+# Kubernetes 1.32, the legacy cloud credential providers); grpcnotrace leaves out golang.org/x/net/trace,
 # whose html/template use would stop the linker from dropping unused
 # methods (see patches/README.md).
 EDGECORE_TAGS := providerless,grpcnotrace
@@ -53,7 +54,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux test unit vet check-deadcode wine-test wine-setup bench bench-node conformance clean package package-test e2e
+.PHONY: all workspace tools windows linux test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e
 
 all: windows linux
 
@@ -107,6 +108,7 @@ unit: $(WORK)
 	cd staging/src/github.com/kubeedge/beehive && go test -race -count=1 ./...
 
 vet: $(WORK)
+	build/bump-upstream.sh --check
 	GOOS=windows go vet -tags $(EDGECORE_TAGS) ./...
 	cd staging/src/github.com/kubeedge/beehive && GOOS=windows go vet ./...
 	build/check-layers.sh
@@ -233,6 +235,12 @@ bench-node: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)
 
 # Upstream KubeEdge's own unit tests of every package that links beehive,
 # edge and cloud, compiled against our beehive (see build/conformance.sh).
+# After build/bump-upstream.sh: which patches still apply to the new
+# upstream, then upstream's module tests against our beehive. It rebuilds
+# _output/upstream: run it when no build is going.
+upstream-check:
+	build/upstream-check.sh
+
 conformance: $(WORK)
 	build/conformance.sh
 

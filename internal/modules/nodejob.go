@@ -47,6 +47,10 @@ type nodeJobResponse struct {
 	// runs the job's version answers Check with the Upgrade's success.
 	as       string
 	from, to string
+	// messages, when set, are sent instead of the one status of the
+	// action: an upgrade that failed before anything was replaced ends
+	// the task with two (see nodeJobMessages).
+	messages []taskmsg.UpstreamMessage
 }
 
 func (r *nodeJobResponse) Error() error        { return r.err }
@@ -128,7 +132,7 @@ func (h nodeJobHandler) check(ctx context.Context, job, node string, ser actions
 	}
 	req := requestOf(job, node, spec)
 	if strings.TrimSpace(spec.Version) == h.version {
-		return &nodeJobResponse{as: actionUpgrade, from: h.version, to: h.version}
+		return &nodeJobResponse{as: actionUpgrade, from: h.version, to: h.version, interrupt: true}
 	}
 	if err := h.jobs.Stage(ctx, req); err != nil {
 		return &nodeJobResponse{err: err}
@@ -171,7 +175,8 @@ func (h nodeJobHandler) upgrade(_ context.Context, job, node string, ser actions
 	}
 	r, now := h.jobs.Upgrade(requestOf(job, node, spec))
 	if now {
-		return &nodeJobResponse{err: errorOf(r), interrupt: true, from: h.version, to: spec.Version}
+		r.From, r.To = h.version, spec.Version
+		return &nodeJobResponse{err: errorOf(r), interrupt: true, messages: nodeJobMessages(r)}
 	}
 	return &nodeJobResponse{deferred: true}
 }
@@ -206,6 +211,13 @@ func (h nodeJobHandler) report(job, node, action string, resp actions.ActionResp
 	if r.deferred {
 		return
 	}
+	if r.messages != nil {
+		res := nodeJobResource(job, node)
+		for _, m := range r.messages {
+			h.send(res, m)
+		}
+		return
+	}
 	if r.as != "" {
 		action = r.as
 	}
@@ -233,18 +245,25 @@ func upstreamMessage(action string, err error, from, to string) taskmsg.Upstream
 }
 
 // nodeJobMessages turns the outcome of an upgrade driven for a v1alpha2
-// job into the action statuses the cloud expects: an upgrade that
-// succeeded is the Upgrade action's success (the job's last action); one
-// that failed and was rolled back is the Upgrade's failure, then the
-// RollBack's result, the versions naming what runs now.
+// job into the action statuses the cloud expects. An upgrade that
+// succeeded is the Upgrade action's success (the job's last action). A
+// failed Upgrade is never the last status: the cloud's flow goes on to
+// RollBack and waits for it. So one that failed and was rolled back is the
+// Upgrade's failure, then the RollBack's result; one that failed before the
+// binary was replaced is the Upgrade's failure, then a RollBack that
+// succeeded without work, since the old version never stopped being the
+// one installed. The versions of the last status name what runs now.
 func nodeJobMessages(r upgrade.Report) []taskmsg.UpstreamMessage {
+	if r.Success && r.Event != "Rollback" {
+		return []taskmsg.UpstreamMessage{upstreamMessage(actionUpgrade, nil, r.From, r.To)}
+	}
+	failed := upstreamMessage(actionUpgrade, errors.New(r.Reason), r.From, r.To)
 	if r.Event != "Rollback" {
-		return []taskmsg.UpstreamMessage{upstreamMessage(actionUpgrade, errorOf(r), r.From, r.To)}
+		roll := upstreamMessage(actionRoll, nil, r.To, r.From)
+		roll.Reason = fmt.Sprintf("nothing to roll back: %s was not replaced", r.From)
+		return []taskmsg.UpstreamMessage{failed, roll}
 	}
-	return []taskmsg.UpstreamMessage{
-		upstreamMessage(actionUpgrade, errors.New(r.Reason), r.From, r.To),
-		upstreamMessage(actionRoll, errorOf(r), r.To, r.From),
-	}
+	return []taskmsg.UpstreamMessage{failed, upstreamMessage(actionRoll, errorOf(r), r.To, r.From)}
 }
 
 // sendNodeJobStatus sends an action status through edgehub to the cloud's

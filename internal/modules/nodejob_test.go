@@ -139,4 +139,24 @@ func TestNodeUpgradeJobRunnerFlow(t *testing.T) {
 	if got[2].msg.Extend != "v0.1.0,v0.2.0" {
 		t.Fatalf("BackUp's versions %q", got[2].msg.Extend)
 	}
+	// An upgrade refused before anything was replaced ends the task: its
+	// failure, then a RollBack without work; the runner's own RollBack
+	// (which would restart the service) does not run.
+	refused := upgrade.Report{Event: "Upgrade", Reason: "upgrade to v0.2.0 failed before the binary was replaced; v0.1.0 still runs: disk full", From: "v0.1.0", To: "v0.2.0"}
+	got = run(`{"version":"v0.2.0"}`, map[string]actions.ActionFun{
+		actionCheck:   step(&nodeJobResponse{}),
+		actionBackUp:  step(&nodeJobResponse{}),
+		actionUpgrade: step(&nodeJobResponse{err: errors.New(refused.Reason), interrupt: true, messages: nodeJobMessages(refused)}),
+		actionRoll:    step(&nodeJobResponse{err: errors.New("must not run")}),
+	})
+	names = nil
+	for _, s := range got {
+		names = append(names, s.msg.Action+"="+map[bool]string{true: "true", false: "false"}[s.msg.Succ])
+	}
+	if strings.Join(names, " ") != "Check=true WaitingConfirmation=true BackUp=true Upgrade=false RollBack=true" {
+		t.Fatalf("statuses sent %v", names)
+	}
+	if !final(t, got[len(got)-1].msg) || !strings.Contains(got[3].msg.Reason, "disk full") {
+		t.Fatalf("the refusal does not end the task with its reason: %+v", got[3:])
+	}
 }

@@ -268,7 +268,7 @@ func TestUpgradeStepHandsOverAndTheOutcomeIsReported(t *testing.T) {
 	if more, err := n.tick(); more || err != nil || len(got) != 1 {
 		t.Fatalf("tick: %v %v %+v", more, err, got)
 	}
-	if got[0].job.TaskID != "nuj" || got[0].r != (Report{Event: "Upgrade", Success: true}) {
+	if got[0].job.TaskID != "nuj" || got[0].r != (Report{Event: "Upgrade", Success: true, From: "v0.1.0", To: "v0.2.0"}) {
 		t.Errorf("reported %+v", got[0])
 	}
 	if j := h.journal(t); !j.Job.Reported {
@@ -298,15 +298,15 @@ func TestReportOf(t *testing.T) {
 		j    Journal
 		want Report
 	}{
-		{Journal{Kind: KindUpgrade, Outcome: OutcomeSuccess}, Report{Event: "Upgrade", Success: true}},
+		{Journal{Kind: KindUpgrade, Outcome: OutcomeSuccess, From: "v0.1.0", To: "v0.2.0"}, Report{Event: "Upgrade", Success: true, From: "v0.1.0", To: "v0.2.0"}},
 		{Journal{Kind: KindUpgrade, Outcome: OutcomeRolledBack, From: "v0.1.0", To: "v0.2.0", Reason: "exits"},
-			Report{Event: "Rollback", Success: true, Reason: "upgrade to v0.2.0 failed and was rolled back to v0.1.0: exits"}},
+			Report{Event: "Rollback", Success: true, Reason: "upgrade to v0.2.0 failed and was rolled back to v0.1.0: exits", From: "v0.1.0", To: "v0.2.0"}},
 		{Journal{Kind: KindUpgrade, Outcome: OutcomeAborted, From: "v0.1.0", To: "v0.2.0", Reason: "disk"},
-			Report{Event: "Upgrade", Reason: "upgrade to v0.2.0 failed before the binary was replaced; v0.1.0 still runs: disk"}},
+			Report{Event: "Upgrade", Reason: "upgrade to v0.2.0 failed before the binary was replaced; v0.1.0 still runs: disk", From: "v0.1.0", To: "v0.2.0"}},
 		{Journal{Kind: KindUpgrade, Outcome: OutcomeFailed, From: "v0.1.0", To: "v0.2.0", Reason: "x"},
-			Report{Event: "Rollback", Reason: "upgrade to v0.2.0 failed and so did the rollback to v0.1.0: x"}},
-		{Journal{Kind: KindRollback, Outcome: OutcomeSuccess, From: "v0.2.0", To: "v0.1.0"}, Report{Event: "Rollback", Success: true, Reason: "rolled back from v0.2.0 to v0.1.0"}},
-		{Journal{Kind: KindRollback, Outcome: OutcomeFailed, From: "v0.2.0", To: "v0.1.0", Reason: "x"}, Report{Event: "Rollback", Reason: "rollback from v0.2.0 to v0.1.0 failed: x"}},
+			Report{Event: "Rollback", Reason: "upgrade to v0.2.0 failed and so did the rollback to v0.1.0: x", From: "v0.1.0", To: "v0.2.0"}},
+		{Journal{Kind: KindRollback, Outcome: OutcomeSuccess, From: "v0.2.0", To: "v0.1.0"}, Report{Event: "Rollback", Success: true, Reason: "rolled back from v0.2.0 to v0.1.0", From: "v0.2.0", To: "v0.1.0"}},
+		{Journal{Kind: KindRollback, Outcome: OutcomeFailed, From: "v0.2.0", To: "v0.1.0", Reason: "x"}, Report{Event: "Rollback", Reason: "rollback from v0.2.0 to v0.1.0 failed: x", From: "v0.2.0", To: "v0.1.0"}},
 	} {
 		if got := reportOf(&tc.j); got != tc.want {
 			t.Errorf("%+v: %+v", tc.j, got)
