@@ -96,7 +96,7 @@ func TestNodeUpgradeJobRunnerFlow(t *testing.T) {
 		for name, f := range overrides {
 			r.Actions[name] = f
 		}
-		r.RunAction(t.Context(), "job-1", "win-1", actionCheck, []byte(spec))
+		r.RunAction(context.Background(), "job-1", "win-1", actionCheck, []byte(spec))
 		return out
 	}
 	// A node that runs the job's version already answers at once with
