@@ -167,7 +167,7 @@ const fixRestrict = "run `edgecore.exe join`, `edgecore.exe service install` or 
 
 // Audit compares the host with the description, changing nothing. Paths
 // that do not exist yet are skipped: whoever creates them restricts them.
-// Parents of the node's directories are checked for their owner up to,
+// The existing parents of every path are checked for their owner up to,
 // not including, the drive root. Errors reading a path are returned
 // joined, after the findings of the paths that could be read.
 func Audit(targets []Target, h Host) ([]Finding, error) {
@@ -175,6 +175,37 @@ func Audit(targets []Target, h Host) ([]Finding, error) {
 	var errs []error
 	seenParent := map[string]bool{}
 	for _, t := range targets {
+		// The parents come first, and count even before the target
+		// exists: whoever owns C:\etc may read what join is about to
+		// write into C:\etc\kubeedge. The parents of the executable
+		// count too: whoever may rename its directory may put another
+		// in its place.
+		anc := ospath.Ancestors(config.Windows, t.Path)
+		for _, p := range anc[1 : len(anc)-1] {
+			key := strings.ToLower(ospath.Clean(config.Windows, p))
+			if seenParent[key] {
+				continue
+			}
+			seenParent[key] = true
+			ok, err := h.Exists(p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if !ok {
+				continue
+			}
+			sec, err := h.Read(p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if !acl.Trusted(sec.Owner, h.Self) {
+				out = append(out, Finding{Target: t, Path: p, Refuse: true,
+					Problem: "is a parent owned by " + acl.TrusteeName(sec.Owner) + ", who may replace what is below it",
+					Fix:     fixOwner(p)})
+			}
+		}
 		ok, err := h.Exists(t.Path)
 		if err != nil {
 			errs = append(errs, err)
@@ -182,28 +213,6 @@ func Audit(targets []Target, h Host) ([]Finding, error) {
 		}
 		if !ok {
 			continue
-		}
-		{
-			// The parents of the executable count too: whoever may
-			// rename its directory may put another in its place.
-			anc := ospath.Ancestors(config.Windows, t.Path)
-			for _, p := range anc[1 : len(anc)-1] {
-				key := strings.ToLower(ospath.Clean(config.Windows, p))
-				if seenParent[key] {
-					continue
-				}
-				seenParent[key] = true
-				sec, err := h.Read(p)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				if !acl.Trusted(sec.Owner, h.Self) {
-					out = append(out, Finding{Target: t, Path: p, Refuse: true,
-						Problem: "is a parent owned by " + acl.TrusteeName(sec.Owner) + ", who may replace what is below it",
-						Fix:     fixOwner(p)})
-				}
-			}
 		}
 		sec, err := h.Read(t.Path)
 		if err != nil {
@@ -255,7 +264,8 @@ func (e *RefusedError) Error() string {
 // Repair is what Enforce changed on one directory.
 type Repair struct {
 	Path string
-	// Was is how it differed from the description.
+	// Was is how it differed from the description; "" when it did not
+	// and Enforce restricted it because it was told to always.
 	Was string
 	// NotKept is set when reading it back after the change still shows a
 	// difference: the volume keeps no ACLs (FAT), or Wine, which accepts
@@ -264,7 +274,10 @@ type Repair struct {
 }
 
 func (r Repair) String() string {
-	s := fmt.Sprintf("%s: restricted to SYSTEM and Administrators and owned by Administrators (before: %s)", r.Path, r.Was)
+	s := r.Path + ": SYSTEM and Administrators only, owned by Administrators"
+	if r.Was != "" {
+		s += " (before: " + r.Was + ")"
+	}
 	if r.NotKept != "" {
 		s += "; reading it back still shows " + r.NotKept + ": the volume does not keep Windows ACLs"
 	}
@@ -274,9 +287,10 @@ func (r Repair) String() string {
 // Enforce applies the description: first every path is audited, and if
 // any is refused nothing is changed and a *RefusedError names each with
 // its fix; otherwise each restricted directory that differs is restricted
-// again, with everything below it, and reported. always restricts every
-// restricted directory, differing or not, as join does after creating
-// them: a file below an intact root may carry an ACE of its own.
+// again, with everything below it, and reported. always restricts (and
+// reports) every restricted directory, differing or not, as join does
+// after creating them: a file below an intact root may carry an ACE of
+// its own.
 func Enforce(targets []Target, h Host, always bool) ([]Repair, error) {
 	findings, err := Audit(targets, h)
 	if err != nil {
@@ -307,9 +321,6 @@ func Enforce(targets []Target, h Host, always bool) ([]Repair, error) {
 		if err := h.Restrict(t.Path); err != nil {
 			return repairs, fmt.Errorf("restricting %s (%s) to SYSTEM and Administrators: %w; fix: make sure it is a directory on an NTFS volume, not a link, and that the command runs elevated",
 				t.Path, t.What, err)
-		}
-		if !differs {
-			continue
 		}
 		r := Repair{Path: t.Path, Was: was}
 		if sec, err := h.Read(t.Path); err == nil {

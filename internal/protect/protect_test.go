@@ -230,12 +230,15 @@ func TestEnforceAlwaysRestrictsEveryExistingDirectory(t *testing.T) {
 	h := aHost(restricted)
 	delete(h.sddl, `c:\var\log\pods`) // not created yet
 	repairs, err := Enforce(defaultTargets(t), h.Host(""), true)
-	if err != nil || len(repairs) != 0 {
+	if err != nil || len(repairs) != 4 {
 		t.Fatalf("Enforce = %v, %v", repairs, err)
 	}
 	want := []string{`C:\etc\kubeedge`, `C:\var\lib\kubeedge`, `C:\var\lib\kubelet`, `C:\var\log\kubeedge`}
 	if !reflect.DeepEqual(h.restricted, want) {
 		t.Errorf("restricted %v, want %v: never the exe's directory, never a missing one", h.restricted, want)
+	}
+	if got := repairs[0].String(); got != `C:\etc\kubeedge: SYSTEM and Administrators only, owned by Administrators` {
+		t.Errorf("repair of an intact directory = %q", got)
 	}
 }
 

@@ -64,9 +64,16 @@ func Read(path string) (Security, error) {
 	return ParseSDDL(sd.String())
 }
 
-// Self is the SID of the account this process runs as.
+// Self is the SID of the account this process runs as when it runs
+// elevated (SYSTEM, or "Run as administrator"), and "" otherwise: only an
+// elevated process is proof that its account is an administrator, whose
+// files the checks may trust.
 func Self() (string, error) {
-	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	tok := windows.GetCurrentProcessToken()
+	if !tok.IsElevated() {
+		return "", nil
+	}
+	u, err := tok.GetTokenUser()
 	if err != nil {
 		return "", fmt.Errorf("reading the account this process runs as: %w", err)
 	}
