@@ -390,16 +390,7 @@ func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var refused []protect.Finding
-	for _, f := range findings {
-		if f.Refuse {
-			refused = append(refused, f)
-		}
-	}
-	if len(refused) > 0 {
-		return &protect.RefusedError{Findings: refused}
-	}
-	return nil
+	return protect.Refused(findings)
 }
 
 func (j *Join) createDirs(_ context.Context, out io.Writer) error {

@@ -261,6 +261,21 @@ func (e *RefusedError) Error() string {
 	return b.String()
 }
 
+// Refused is a *RefusedError of the findings that are refused, or nil
+// when there are none: what a command checks before it changes anything.
+func Refused(findings []Finding) error {
+	var refused []Finding
+	for _, f := range findings {
+		if f.Refuse {
+			refused = append(refused, f)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	return &RefusedError{Findings: refused}
+}
+
 // Repair is what Enforce changed on one directory.
 type Repair struct {
 	Path string
@@ -296,17 +311,12 @@ func Enforce(targets []Target, h Host, always bool) ([]Repair, error) {
 	if err != nil {
 		return nil, err
 	}
-	var refused []Finding
+	if err := Refused(findings); err != nil {
+		return nil, err
+	}
 	drift := map[string]string{}
 	for _, f := range findings {
-		if f.Refuse {
-			refused = append(refused, f)
-			continue
-		}
 		drift[f.Path] = f.Problem
-	}
-	if len(refused) > 0 {
-		return nil, &RefusedError{Findings: refused}
 	}
 	var repairs []Repair
 	for _, t := range targets {
@@ -348,4 +358,24 @@ func HostACLs() Host {
 		},
 		Self: self,
 	}
+}
+
+// AtStart is what every node start applies: the node's directories are
+// enforced (drift repaired, or refused as Enforce does), and the
+// executable's directory and file, which a running service cannot move,
+// are only audited, so that a finding there does not keep the data
+// directories from being repaired. The caller logs both; the node runs
+// on, because stopping it would protect nothing.
+func AtStart(targets []Target, h Host) (repairs []Repair, exe []Finding, err error) {
+	var dirs, rest []Target
+	for _, t := range targets {
+		if t.Restrict {
+			dirs = append(dirs, t)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	repairs, err = Enforce(dirs, h, false)
+	exe, aerr := Audit(rest, h)
+	return repairs, exe, errors.Join(err, aerr)
 }

@@ -313,3 +313,32 @@ func TestEnforceNamesARestrictFailure(t *testing.T) {
 		t.Errorf("Enforce = %v", err)
 	}
 }
+
+func TestAtStartRepairsTheDirectoriesAndReportsTheExecutable(t *testing.T) {
+	h := aHost(restricted)
+	h.sddl[`c:\var\lib\kubeedge`] = inheritsC
+	h.sddl[`c:\program files\edgecore\edgecore.exe`] = "O:BAD:(A;;FA;;;BA)(A;;FW;;;BU)"
+	repairs, exe, err := AtStart(defaultTargets(t), h.Host(SystemSIDForTest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(h.restricted, []string{`C:\var\lib\kubeedge`}) || len(repairs) != 1 {
+		t.Errorf("restricted %v, repairs %v: want only the drifted database directory", h.restricted, repairs)
+	}
+	if len(exe) != 1 || !exe[0].Refuse || !strings.Contains(exe[0].String(), `BUILTIN\Users may change or delete (FW)`) {
+		t.Errorf("executable findings = %v", exe)
+	}
+}
+
+func TestAtStartRefusesAUserOwnedDirectoryWithoutRepairing(t *testing.T) {
+	h := aHost(inheritsC)
+	h.sddl[`c:\var`] = userOwned
+	repairs, _, err := AtStart(defaultTargets(t), h.Host(SystemSIDForTest))
+	var refused *RefusedError
+	if !errors.As(err, &refused) || len(repairs) != 0 || len(h.restricted) != 0 {
+		t.Errorf("AtStart = %v, %v; restricted %v", repairs, err, h.restricted)
+	}
+}
+
+// SystemSIDForTest is the service's own account, as acl.Self reports it.
+const SystemSIDForTest = acl.SystemSID

@@ -79,14 +79,8 @@ func Install(c service.Config, logDir string, targets []protect.Target, sys Syst
 	if err != nil {
 		return nil, nil, fmt.Errorf("install service %q: %w", c.Name, err)
 	}
-	var refused []protect.Finding
-	for _, f := range findings {
-		if f.Refuse {
-			refused = append(refused, f)
-		}
-	}
-	if len(refused) > 0 {
-		return nil, nil, fmt.Errorf("install service %q: %w", c.Name, &protect.RefusedError{Findings: refused})
+	if err := protect.Refused(findings); err != nil {
+		return nil, nil, fmt.Errorf("install service %q: %w", c.Name, err)
 	}
 	warnings, err = sys.Install(c)
 	if err != nil {
