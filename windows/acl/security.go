@@ -30,6 +30,9 @@ const (
 	SystemSID           = "S-1-5-18"
 	AdministratorsSID   = "S-1-5-32-544"
 	TrustedInstallerSID = "S-1-5-80-956008885-3418522649-1831038044-1853292631-2271478464"
+	// UnixRootSID is how Wine reports a file of the Unix root account it
+	// runs on, whose administrator that is.
+	UnixRootSID = "S-1-22-1-0"
 )
 
 // aliases are SDDL's two-letter names of the SIDs the checks judge, with
@@ -78,14 +81,14 @@ func TrusteeName(sid string) string {
 	return sid
 }
 
-// Trusted reports whether sid is SYSTEM, Administrators or
-// TrustedInstaller, or one of extra: the accounts that may own the node's
+// Trusted reports whether sid is SYSTEM, Administrators, TrustedInstaller
+// or (under Wine) Unix root, or one of extra: the accounts that may own the node's
 // files and their parents. extra is for the elevated administrator running
 // a command, who owns what they created before elevation mattered (and,
 // under Wine, every file).
 func Trusted(sid string, extra ...string) bool {
 	switch canonicalSID(sid) {
-	case SystemSID, AdministratorsSID, TrustedInstallerSID:
+	case SystemSID, AdministratorsSID, TrustedInstallerSID, UnixRootSID:
 		return true
 	}
 	for _, e := range extra {

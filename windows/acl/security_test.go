@@ -149,7 +149,7 @@ func TestMask(t *testing.T) {
 
 func TestTrusted(t *testing.T) {
 	for sid, want := range map[string]bool{
-		"SY": true, "BA": true, SystemSID: true, AdministratorsSID: true, TrustedInstallerSID: true,
+		"SY": true, "BA": true, SystemSID: true, AdministratorsSID: true, TrustedInstallerSID: true, UnixRootSID: true, "S-1-22-1-1000": false,
 		"BU": false, "WD": false, "AU": false, user: false, "": false,
 	} {
 		if got := Trusted(sid); got != want {
