@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -36,7 +37,8 @@ type Package struct {
 	// Files are the package's files (relative to the top directory) with
 	// their SHA-256 in lower-case hex, as SHA256SUMS lists them.
 	Files map[string]string
-	zr    *zip.ReadCloser
+	zr    *zip.Reader
+	file  *os.File
 	entry map[string]*zip.File
 }
 
@@ -46,23 +48,68 @@ type Package struct {
 // matching it, and a manifest.json that agrees with the directory name and
 // names a binary the package holds.
 func Open(path string) (*Package, error) {
-	if info, err := os.Stat(path); err == nil && info.Size() > MaxPackageBytes {
+	return OpenDigest(path, "")
+}
+
+// OpenDigest is Open that first checks the whole zip's SHA-256 against
+// want (lower-case hex; "" checks none), hashing and then reading it
+// through one handle: a file reopened by name after the check could be
+// another file by then.
+func OpenDigest(path, want string) (*Package, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("package %s does not exist: give the path of the edgecore-<version>-windows-amd64.zip `make package` builds", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("package %s: %w", path, err)
+	}
+	p, err := openFile(path, f, want)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func openFile(path string, f *os.File, want string) (*Package, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("package %s: %w", path, err)
+	}
+	if info.Size() > MaxPackageBytes {
 		return nil, fmt.Errorf("package %s: %d bytes is more than the %d a release zip may be: give the edgecore-<version>-windows-amd64.zip `make package` builds", path, info.Size(), MaxPackageBytes)
 	}
-	zr, err := zip.OpenReader(path)
+	if want != "" {
+		h := sha256.New()
+		// The size read from the handle bounds the hash: a file that
+		// grows meanwhile is not the one that was measured.
+		if _, err := io.Copy(h, io.NewSectionReader(f, 0, info.Size())); err != nil {
+			return nil, fmt.Errorf("package %s: reading it: %w", path, err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+			return nil, &DigestError{Path: path, Got: got, Want: want}
+		}
+	}
+	zr, err := zip.NewReader(f, info.Size())
 	if err != nil {
 		return nil, fmt.Errorf("package %s: cannot read it as a zip (%v): give the edgecore-<version>-windows-amd64.zip `make package` builds", path, err)
 	}
-	p := &Package{Path: path, zr: zr}
+	p := &Package{Path: path, zr: zr, file: f}
 	if err := p.check(); err != nil {
-		zr.Close()
 		return nil, fmt.Errorf("package %s: %w", path, err)
 	}
 	return p, nil
 }
 
+// DigestError is a zip whose SHA-256 is not the one expected.
+type DigestError struct{ Path, Got, Want string }
+
+func (e *DigestError) Error() string {
+	return fmt.Sprintf("package %s has the SHA-256 %s, not the expected %s: it is damaged or not the package meant; fetch it again", e.Path, e.Got, e.Want)
+}
+
 // Close releases the zip.
-func (p *Package) Close() error { return p.zr.Close() }
+func (p *Package) Close() error { return p.file.Close() }
 
 func (p *Package) check() error {
 	top, entries, err := topDir(p.zr.File)

@@ -185,6 +185,9 @@ func TestOpenRefuses(t *testing.T) {
 		{"no binary", pkgSpec{manifest: m, files: map[string][]byte{"LICENSE": []byte("x")}}, "names the binary edgecore.exe, which the package does not hold"},
 		{"not edgecore", pkgSpec{manifest: &Manifest{Name: "other", Version: "v0.2.0", OS: "windows", Arch: "amd64", Binary: "edgecore.exe"}, top: "edgecore-v0.2.0-windows-amd64", files: goodFiles()}, "this is not an edgecore package"},
 		{"bad version", pkgSpec{manifest: manifest("latest", "windows", "amd64"), files: goodFiles()}, "is not a semantic version"},
+		{"escape in kubeedge", pkgSpec{manifest: &Manifest{Name: Name, Version: "v0.2.0", OS: "windows", Arch: "amd64", KubeEdge: "v1.20.0\x1b[2J\rSUCCESS", Binary: "edgecore.exe"}, files: goodFiles()},
+			`kubeedge "v1.20.0\x1b[2J\rSUCCESS" holds the control character U+001B`},
+		{"version with spaces", pkgSpec{top: "edgecore- v0.2.0-windows-amd64", manifest: manifest(" v0.2.0", "windows", "amd64"), files: goodFiles()}, `version " v0.2.0" has spaces around it`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var path string
@@ -375,5 +378,17 @@ func TestCopyAtMostStopsAtTheLimit(t *testing.T) {
 	out.Reset()
 	if _, err := copyAtMost(&out, strings.NewReader("123456"), 5); err == nil || out.Len() > 6 {
 		t.Errorf("6 bytes within 5: %v, copied %d", err, out.Len())
+	}
+}
+
+func TestCheckVersion(t *testing.T) {
+	for v, want := range map[string]string{
+		"v0.2.0": "", "v0.2.0-rc.1": "", " v0.2.0": "has spaces around it", "v0.2.0\t": "has spaces around it",
+		`..\x`: "is not a semantic version", "v0.2.0/..": "is not a semantic version", "latest": "is not a semantic version",
+	} {
+		err := CheckVersion("--to", v)
+		if (want == "") != (err == nil) || (err != nil && (!strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "--to "))) {
+			t.Errorf("CheckVersion(%q) = %v, want %q", v, err, want)
+		}
 	}
 }
