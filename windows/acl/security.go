@@ -194,9 +194,6 @@ func (a ACE) flag(f string) bool {
 	return false
 }
 
-// Inherited reports the ID flag: the ACE came from the parent.
-func (a ACE) Inherited() bool { return a.flag("ID") }
-
 // InheritOnly reports the IO flag: the ACE applies to children created
 // later, not to the object itself.
 func (a ACE) InheritOnly() bool { return a.flag("IO") }
