@@ -200,6 +200,7 @@ func (f Fetcher) Fetch(ctx context.Context, loc, dst string, limit int64) error 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var body io.ReadCloser
+	announced := int64(-1)
 	if isURL(loc) {
 		u, err := url.Parse(loc)
 		if err != nil {
@@ -224,7 +225,7 @@ func (f Fetcher) Fetch(ctx context.Context, loc, dst string, limit int64) error 
 			resp.Body.Close()
 			return fmt.Errorf("fetch %s: the server announces %d bytes, more than the %d such a file may be: check the repository in %s", u.Redacted(), resp.ContentLength, limit, SettingsFile)
 		}
-		body = resp.Body
+		body, announced = resp.Body, resp.ContentLength
 	} else {
 		file, err := os.Open(loc)
 		if err != nil {
@@ -235,8 +236,16 @@ func (f Fetcher) Fetch(ctx context.Context, loc, dst string, limit int64) error 
 	defer body.Close()
 	if err := writeDurable(dst, func(w io.Writer) error {
 		n, err := io.Copy(w, io.LimitReader(&ctxReader{ctx: ctx, r: body}, limit+1))
-		if err == nil && n > limit {
+		switch {
+		case err != nil:
+		case n > limit:
 			err = fmt.Errorf("it holds more than the %d bytes such a file may be: check the repository in %s", limit, SettingsFile)
+		case ctx.Err() != nil:
+			// A connection ended by the timeout may read as a clean
+			// end of the body: what came is not the whole file.
+			err = fmt.Errorf("ended after %d bytes: %w", n, ctx.Err())
+		case announced >= 0 && n != announced:
+			err = fmt.Errorf("the server announced %d bytes and sent %d: fetch it again", announced, n)
 		}
 		return err
 	}); err != nil {
