@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -10,7 +11,11 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
 // reachTimeout bounds each check that cloudcore answers.
@@ -60,10 +65,27 @@ func newConfigCommand() *cobra.Command {
 				_, err := cmd.OutOrStdout().Write(data)
 				return err
 			}
-			// Owner-only: the file holds the join token until the
-			// certificates are issued.
+			// On Windows the mode only toggles read-only: protect's
+			// description is what keeps the token from other accounts.
+			// A parent another account owns is refused before the token
+			// is written; after, the node's existing directories, or
+			// the file itself when it lies outside them, are restricted.
+			targets, err := configTargets(c, host, output)
+			if err != nil {
+				return err
+			}
+			findings, err := protect.Audit(targets, protect.HostACLs())
+			if err == nil {
+				err = protect.Refused(findings)
+			}
+			if err != nil {
+				return err
+			}
 			if err := config.WriteNewFile(output, data, 0o600, overwrite); err != nil {
 				return err
+			}
+			if _, err := protect.Enforce(targets, protect.HostACLs(), true); err != nil {
+				return fmt.Errorf("wrote %s, but %w", output, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Wrote %s for node %s. Start edgecore with: %s --config %s\n",
 				output, c.Modules.Edged.HostnameOverride, config.ExecutableName(runtime.GOOS), output)
@@ -76,6 +98,28 @@ func newConfigCommand() *cobra.Command {
 	fs.BoolVar(&offline, "offline", false, "Do not check that cloudcore answers")
 	fs.BoolVar(&overwrite, "force", false, "Replace an existing configuration file")
 	return cmd
+}
+
+// configTargets are the paths `config` protects: the node's directories,
+// and the written file when it lies outside them (an --output in the
+// current directory still holds the token). None outside Windows, where
+// the file's mode 0600 does.
+func configTargets(c *v1alpha2.EdgeCoreConfig, host config.Host, output string) ([]protect.Target, error) {
+	l := config.NewLayout(host)
+	targets, err := protect.Targets(c, l, "")
+	if err != nil || host.GOOS != config.Windows {
+		return targets, err
+	}
+	abs, err := filepath.Abs(output)
+	if err != nil {
+		return nil, fmt.Errorf("--output %s: %w", output, err)
+	}
+	for _, t := range targets {
+		if t.Restrict && ospath.Within(host.GOOS, t.Path, abs) {
+			return targets, nil
+		}
+	}
+	return append(targets, protect.Target{What: "the configuration with the join token", Path: abs, Restrict: true}), nil
 }
 
 // addJoinFlags defines keadm join's flags, with its names and short forms,

@@ -15,7 +15,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/preflight"
-	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
 // defaultJoinTimeout covers issuing the certificates and the first hub
@@ -35,7 +35,8 @@ func newJoinCommand() *cobra.Command {
 		Use:   "join",
 		Short: "Join this host to a KubeEdge cloud and run edgecore as a Windows service",
 		Long: "Join this host to the cloudcore at --cloudcore-ipport with the token from `keadm gettoken`:\n" +
-			"write the configuration, restrict " + hostLayout().KubeEdgeDir + " to SYSTEM and Administrators, install and start\n" +
+			"write the configuration, restrict the node's directories (" + hostLayout().KubeEdgeDir + ", the database, the kubelet's root, logs)\n" +
+			"to SYSTEM and Administrators with Administrators their owner, install and start\n" +
 			"the edgecore service, and wait until the node certificates are issued and the hub is connected.\n" +
 			"Each step is printed as it runs; a failure undoes what was done and names the fix.\n" +
 			"Run it from PowerShell started with \"Run as administrator\". --dry-run prints the steps only.",
@@ -97,10 +98,8 @@ func hostSystem(host config.Host) join.System {
 			return c, err
 		},
 		RemoveToken: config.RemoveToken,
-		RestrictAccess: func(root string) error {
-			return acl.ApplyTree(root, acl.DirectorySDDL)
-		},
-		Services: join.WindowsServices{},
-		Clock:    join.RealClock{},
+		Protect:     protect.HostACLs(),
+		Services:    join.WindowsServices{},
+		Clock:       join.RealClock{},
 	}
 }

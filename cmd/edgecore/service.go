@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/servicectl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -25,7 +26,10 @@ func newServiceCommand() *cobra.Command {
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Install edgecore as a service that starts with Windows (after containerd) and restarts after failures",
-		Args:  cobra.NoArgs,
+		Long: "Install edgecore as a service that starts with Windows (after containerd) and restarts after failures.\n" +
+			"The node's directories are restricted to SYSTEM and Administrators, owned by Administrators; an edgecore.exe\n" +
+			"in a directory other accounts may change, or a node directory another account owns, is refused.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exe, err := os.Executable()
 			if err != nil {
@@ -38,11 +42,17 @@ func newServiceCommand() *cobra.Command {
 			}
 			// A configuration that cannot load would only make the service
 			// fail and restart for ever; refuse it now, with the reason.
-			if _, _, err := config.Load(abs, config.CurrentHost(runtime.GOOS)); err != nil {
+			host := config.CurrentHost(runtime.GOOS)
+			cfg, _, err := config.Load(abs, host)
+			if err != nil {
+				return err
+			}
+			targets, err := protect.Targets(cfg, config.NewLayout(host), exe)
+			if err != nil {
 				return err
 			}
 			c := service.DefaultConfig(exe, abs)
-			warnings, err := servicectl.Install(c, hostLayout().LogDir, servicectl.HostSystem())
+			warnings, repairs, err := servicectl.Install(c, hostLayout().LogDir, targets, servicectl.HostSystem())
 			for _, w := range warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
@@ -51,6 +61,9 @@ func newServiceCommand() *cobra.Command {
 			}
 			line, _ := c.CommandLine()
 			fmt.Fprintf(cmd.OutOrStdout(), "Installed service %s: %s\n", c.Name, line)
+			for _, r := range repairs {
+				fmt.Fprintln(cmd.OutOrStdout(), r)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Its logs, panic log and stack dumps go to %s, open to SYSTEM and Administrators only.\n", hostLayout().LogDir)
 			fmt.Fprintln(cmd.OutOrStdout(), "Start it with: edgecore.exe service start")
 			return nil

@@ -16,6 +16,8 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -362,17 +364,20 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 
 // world is a Windows host with everything join and reset touch.
 type world struct {
-	t         *testing.T
-	host      config.Host
-	fs        *fakeFS
-	services  *fakeServices
-	clock     *fakeClock
-	elevated  bool
-	elevErr   error
-	reach     map[string]error
-	reached   []string
-	acl       []string
-	aclErr    error
+	t        *testing.T
+	host     config.Host
+	fs       *fakeFS
+	services *fakeServices
+	clock    *fakeClock
+	elevated bool
+	elevErr  error
+	reach    map[string]error
+	reached  []string
+	acl      []string
+	aclErr   error
+	// sddl is the owner and DACL of a path, as Windows prints them; a
+	// path without one is as an administrator made it in C:\.
+	sddl      map[string]string
 	removeTok []string
 }
 
@@ -431,9 +436,23 @@ func (w *world) system() System {
 			w.fs.write(path, tokenLine.ReplaceAllString(w.fs.content(path), `$1 ""`))
 			return nil
 		},
-		RestrictAccess: func(root string) error {
-			w.acl = append(w.acl, root)
-			return w.aclErr
+		Protect: protect.Host{
+			Read: func(path string) (acl.Security, error) {
+				if !w.fs.has(path) {
+					return acl.Security{}, notExist("read", path)
+				}
+				sddl, ok := w.sddl[path]
+				if !ok {
+					// As an administrator made it in C:\: every user may read.
+					sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
+				}
+				return acl.ParseSDDL(sddl)
+			},
+			Restrict: func(root string) error {
+				w.acl = append(w.acl, root)
+				return w.aclErr
+			},
+			Exists: func(path string) (bool, error) { return w.fs.has(path), nil },
 		},
 		Services: w.services,
 		Clock:    w.clock,

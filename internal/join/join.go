@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -82,6 +83,8 @@ type Join struct {
 	svc      service.Config
 	hubAddr  string
 	certAddr string
+	// protected are the paths of protect's description for this node.
+	protected []protect.Target
 	// hubTCP is false for a QUIC hub: it answers on UDP only, so a TCP
 	// reach check would refuse every QUIC cloud; the hub wait proves it.
 	hubTCP bool
@@ -201,6 +204,13 @@ func (j *Join) prepare() error {
 	if len(errs) > 0 {
 		return &config.InvalidError{What: "configuration with the --set values", Errs: errs}
 	}
+	// With the executable: the service must not run a binary others
+	// may replace.
+	l := config.NewLayout(o.Host)
+	l.LogDir = ospath.Dir(j.goos, o.LogFile)
+	if j.protected, err = protect.Targets(c, l, o.Executable); err != nil {
+		return err
+	}
 	cloud, err := config.CloudEndpoints(c)
 	if err != nil {
 		return err
@@ -257,8 +267,9 @@ func (j *Join) Plan() Plan {
 		},
 		{
 			Name: stepEarlier,
-			Description: fmt.Sprintf("refuse if the service %q, %s or the node certificates %s, %s already exist",
-				j.svc.Name, j.o.ConfigFile, hub.TLSCertFile, hub.TLSPrivateKeyFile),
+			Description: fmt.Sprintf("refuse if the service %q, %s or the node certificates %s, %s already exist, "+
+				"or if another account than SYSTEM and Administrators owns a directory of the node or a parent of one, or may change %s",
+				j.svc.Name, j.o.ConfigFile, hub.TLSCertFile, hub.TLSPrivateKeyFile, j.o.Executable),
 			Do: j.checkEarlier,
 		},
 		{
@@ -372,7 +383,14 @@ func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 		return WithFix(errors.Join(found...), fixResetFirst)
 	}
 	fmt.Fprintln(out, "none found")
-	return nil
+	// Before the token is written: a directory, or a parent, that another
+	// account owns would let it read the token or replace the node's
+	// files; each refusal names its own fix.
+	findings, err := protect.Audit(j.protected, j.sys.Protect)
+	if err != nil {
+		return err
+	}
+	return protect.Refused(findings)
 }
 
 func (j *Join) createDirs(_ context.Context, out io.Writer) error {
@@ -463,25 +481,27 @@ func (j *Join) removeConfig(out io.Writer) error {
 }
 
 // restrictedDirs are the directories join restricts to SYSTEM and
-// Administrators: C:\etc\kubeedge (configuration, key, certificates) and
-// the log directory, where the service's log, panic log and stack dumps
-// show the node's inner workings.
+// Administrators, as protect describes them: C:\etc\kubeedge
+// (configuration, key, certificates, backups), the database's, the
+// kubelet's root with its secret volumes, pod logs and edgecore's logs.
 func (j *Join) restrictedDirs() []string {
-	dirs := []string{j.kubeEdgeDir()}
-	if logDir := ospath.Dir(j.goos, j.o.LogFile); !ospath.Within(j.goos, j.kubeEdgeDir(), logDir) {
-		dirs = append(dirs, logDir)
+	var dirs []string
+	for _, t := range j.protected {
+		if t.Restrict {
+			dirs = append(dirs, t.Path)
+		}
 	}
 	return dirs
 }
 
 func (j *Join) restrict(_ context.Context, out io.Writer) error {
-	for _, dir := range j.restrictedDirs() {
-		if err := j.sys.RestrictAccess(dir); err != nil {
-			return WithFix(err, "make sure "+dir+" is on an NTFS volume and not a link, and that join runs elevated")
-		}
-		fmt.Fprintf(out, "%s: SYSTEM and Administrators only\n", dir)
+	// Every one, drifted or not: join created most of them, and a file
+	// copied in before may carry an ACE of its own.
+	repairs, err := protect.Enforce(j.protected, j.sys.Protect, true)
+	for _, r := range repairs {
+		fmt.Fprintln(out, r)
 	}
-	return nil
+	return err
 }
 
 // serviceFiles are the files the service creates while it joins: the

@@ -96,8 +96,10 @@ func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
 			if !reflect.DeepEqual(w.reached, []string{"192.168.50.10:10000", "192.168.50.10:10002"}) {
 				t.Errorf("checked cloudcore at %v", w.reached)
 			}
-			if !reflect.DeepEqual(w.acl, []string{`C:\etc\kubeedge`, `C:\var\log\kubeedge`}) {
-				t.Errorf("restricted %v, want only C:\\etc\\kubeedge and the log directory C:\\var\\log\\kubeedge", w.acl)
+			// Every directory of the node: the kubelet's root holds
+			// secret volumes, the database cached Secrets.
+			if want := []string{`C:\etc\kubeedge`, `C:\var\lib\kubeedge`, `C:\var\lib\kubelet`, `C:\var\log\pods`, `C:\var\log\kubeedge`}; !reflect.DeepEqual(w.acl, want) {
+				t.Errorf("restricted %v, want %v", w.acl, want)
 			}
 			svc, ok := w.services.installed["edgecore"]
 			if !ok || !w.services.running["edgecore"] {
@@ -118,6 +120,34 @@ func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestJoinRefusesAParentAnotherAccountOwnsBeforeWritingTheToken(t *testing.T) {
+	w := newWorld(t)
+	w.fs.mkdirAll(`C:\etc`)
+	w.sddl = map[string]string{`C:\etc`: "O:S-1-5-21-1-2-3-1001D:AI(A;OICI;FA;;;S-1-5-21-1-2-3-1001)"}
+	before := w.fs.paths()
+	var out bytes.Buffer
+	err := Run(context.Background(), &out, w.options(), w.system())
+	mustContain(t, "error", fmt.Sprint(err), "step 3/8 (check for an earlier installation)",
+		`C:\etc (the configuration, join token, node key and certificates, backups and upgrade journal) is a parent owned by S-1-5-21-1-2-3-1001`,
+		`takeown /F "C:\etc" /A`)
+	if after := w.fs.paths(); !reflect.DeepEqual(after, before) || len(w.acl) != 0 {
+		t.Errorf("join changed the host before refusing: %v -> %v, restricted %v", before, after, w.acl)
+	}
+	noSecretOnDisk(t, w)
+}
+
+func TestJoinRefusesAnExecutableUsersMayReplace(t *testing.T) {
+	w := newWorld(t)
+	w.fs.mkdirAll(`C:\Program Files\edgecore`)
+	w.sddl = map[string]string{`C:\Program Files\edgecore`: "O:BAD:AI(A;OICIID;FA;;;BA)(A;OICIID;0x1301bf;;;BU)"}
+	err := Run(context.Background(), &bytes.Buffer{}, w.options(), w.system())
+	mustContain(t, "error", fmt.Sprint(err), `C:\Program Files\edgecore (the directory of the edgecore.exe the service runs) is writable by others: BUILTIN\Users may change or delete`,
+		"copy edgecore.exe into a directory only administrators may change")
+	if _, ok := w.services.installed["edgecore"]; ok {
+		t.Error("the service was installed")
 	}
 }
 

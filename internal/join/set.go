@@ -39,6 +39,21 @@ var reserved = map[string]string{
 	"modules.edgeHub.enable":         "join needs edgehub to get the node certificates, so it stays enabled",
 }
 
+// secrets are the fields whose value an error must not repeat.
+var secrets = []string{"modules.edgeHub.token"}
+
+// isSecret matches without regard to case, so that a mistyped
+// modules.edgehub.Token, refused as an unknown field, is not quoted
+// either.
+func isSecret(path string) bool {
+	for _, s := range secrets {
+		if strings.EqualFold(path, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseSettings checks each path=value against the fields of the edgecore
 // configuration and decodes its value for that field. Unknown paths and
 // values of the wrong kind are refused, each naming the setting.
@@ -55,6 +70,12 @@ func ParseSettings(args []string) ([]Setting, field.ErrorList) {
 		if !ok || path == "" {
 			bad(arg, "expected path=value, for example %s modules.edged.tailoredKubeletConfig.maxPods=50", flagSet)
 			continue
+		}
+		if isSecret(path) {
+			// Every error below quotes the setting, and errors are
+			// printed, logged and pasted into tickets, where the token
+			// would still be valid.
+			arg = path + "=<redacted>"
 		}
 		if advice, ok := reserved[path]; ok {
 			bad(arg, "%s: %s", path, advice)

@@ -101,6 +101,23 @@ func TestSettingsRefusedNamingThePath(t *testing.T) {
 	}
 }
 
+func TestSettingsNeverQuoteTheToken(t *testing.T) {
+	const token = "3f6e2b1c9d8a7f6e5d4c.eyJhbGciOiJIUzI1NiJ9.c2lnbmF0dXJl"
+	for _, arg := range []string{"modules.edgeHub.token=" + token, " modules.edgeHub.token =" + token, "modules.edgehub.Token=" + token} {
+		_, errs := ParseSettings([]string{arg})
+		if len(errs) != 1 {
+			t.Fatalf("%s: %v, want one refusal", arg, errs)
+		}
+		msg := errs[0].Error()
+		if strings.Contains(msg, token) || strings.Contains(msg, "c2lnbmF0dXJl") {
+			t.Errorf("the error quotes the token: %s", msg)
+		}
+		if !strings.Contains(msg, "=<redacted>") {
+			t.Errorf("the error does not name the setting: %s", msg)
+		}
+	}
+}
+
 func TestSettingsReportEveryBadOne(t *testing.T) {
 	_, errs := ParseSettings([]string{"a.b=1", "modules.edgeHub.heartbeat=2", "c=3"})
 	if len(errs) != 2 {

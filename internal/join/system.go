@@ -7,6 +7,7 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -28,11 +29,11 @@ type System struct {
 	LoadConfig func(path string) (*v1alpha2.EdgeCoreConfig, error)
 	// RemoveToken blanks modules.edgeHub.token in a configuration file.
 	RemoveToken func(path string) error
-	// RestrictAccess gives the directory root, and everything below it,
-	// an ACL that admits only SYSTEM and Administrators.
-	RestrictAccess func(root string) error
-	Services       Services
-	Clock          Clock
+	// Protect reads and sets the owners and ACLs of the node's files
+	// (protect.HostACLs).
+	Protect  protect.Host
+	Services Services
+	Clock    Clock
 }
 
 // Services controls Windows services. Errors wrap the service package's

@@ -24,6 +24,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 	"github.com/kubeedge-windows/edgecore/internal/modules"
 	"github.com/kubeedge-windows/edgecore/internal/preflight"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
@@ -60,6 +61,9 @@ func Run(ctx context.Context, opts Options) error {
 		"commit", version.Get().GitCommit, "config", opts.ConfigFile)
 
 	if err := prepareDirectories(cfg); err != nil {
+		return err
+	}
+	if err := protectFiles(cfg); err != nil {
 		return err
 	}
 	// Upstream skips the check when the metaserver is on: then a kubelet
@@ -170,6 +174,39 @@ func prepareDirectories(cfg *v1alpha2.EdgeCoreConfig) error {
 		if err := os.MkdirAll(d.Path, 0o750); err != nil {
 			return fmt.Errorf("%s: cannot create directory %s: %w", d.Field, d.Path, err)
 		}
+	}
+	return nil
+}
+
+// protectFiles applies protect's description at every start, before the
+// modules write a Secret to the database or a volume: directories created
+// by an older version, copied in, or loosened by hand are restricted again,
+// and each repair is logged with what it was. What protect refuses (a
+// directory another account owns, an executable others may change) is
+// logged with its fix and the node runs on: stopping it would protect
+// nothing. Only a configuration that names a directory of Windows itself
+// stops the start, since restricting that would break the host.
+func protectFiles(cfg *v1alpha2.EdgeCoreConfig) error {
+	if runtime.GOOS != config.Windows {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = ""
+	}
+	targets, err := protect.Targets(cfg, config.NewLayout(config.CurrentHost(runtime.GOOS)), exe)
+	if err != nil {
+		return err
+	}
+	repairs, findings, err := protect.AtStart(targets, protect.HostACLs())
+	for _, r := range repairs {
+		klog.InfoS("Restricted a directory of the node that others could read or change", "repair", r.String())
+	}
+	for _, f := range findings {
+		klog.ErrorS(nil, "The edgecore.exe the service runs is not protected", "finding", f.String())
+	}
+	if err != nil {
+		klog.ErrorS(err, "The node's files are not protected from other accounts")
 	}
 	return nil
 }

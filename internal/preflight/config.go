@@ -10,6 +10,7 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
 // Config is what the checks need from edgecore's configuration.
@@ -45,6 +46,11 @@ type Config struct {
 	EvictionHard map[string]string
 	// Timeout bounds each network probe; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Protected are the node's paths as protect describes them (none
+	// outside Windows); ProtectedErr is protect's refusal of a directory
+	// the configuration names.
+	Protected    []protect.Target
+	ProtectedErr error
 }
 
 // DefaultTimeout bounds each network probe, so that an unreachable
@@ -66,6 +72,9 @@ type Endpoint struct {
 func FromConfig(cfg *v1alpha2.EdgeCoreConfig, host config.Host) Config {
 	layout := config.NewLayout(host)
 	pc := Config{CNIConfDir: layout.CNIConfDir, CNIBinDir: layout.CNIBinDir}
+	// join and `service install` check the executable they register;
+	// here the node's directories are.
+	pc.Protected, pc.ProtectedErr = protect.Targets(cfg, layout, "")
 	if cfg.Modules == nil {
 		return pc
 	}

@@ -101,7 +101,8 @@ func TestBeforeJoinSkipsTheCloud(t *testing.T) {
 		"PASS    containerd CRI         containerd v1.7.13 (CRI v1) at npipe://./pipe/containerd-containerd: RuntimeReady\n",
 		"PASS    CNI config             D:\\Program Files\\containerd\\cni\\conf\\0-containerd-nat.conf",
 		"PASS    Free disk              40.0 GiB free for C:\\var\\lib\\kubelet\n",
-		"\npreflight: 0 FAIL, 0 WARN, 10 PASS, 2 SKIP\n",
+		"PASS    Node files protected   SYSTEM and Administrators only, owned by Administrators, where they exist: C:\\etc\\kubeedge, C:\\var\\lib\\kubeedge",
+		"\npreflight: 0 FAIL, 0 WARN, 11 PASS, 2 SKIP\n",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())

@@ -99,6 +99,8 @@ func healthyHost() *host {
 
 func (h *host) probes() Probes {
 	return Probes{
+		// A host where none of the node's directories exists yet.
+		Protect:           aclHost(nil),
 		WindowsVersion:    func() (WindowsVersion, error) { return h.version, h.versionEr },
 		ContainersFeature: func() (bool, error) { return h.features, nil },
 		Elevated:          func() (bool, error) { return h.elevated, nil },

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
@@ -41,6 +42,9 @@ type Probes struct {
 	Now         func() time.Time
 	// PodNetwork checks what cni-config set up; nil gives no such rows.
 	PodNetwork *PodNetworkProbes
+	// Protect reads the owners and ACLs of the node's files
+	// (protect.HostACLs); preflight never changes them.
+	Protect *protect.Host
 }
 
 // WindowsVersion is read from HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion.

@@ -5,13 +5,16 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
 // SystemProbes are the probes of the running host. ImagePlatforms asks the
 // image's registry over HTTPS.
 func SystemProbes() Probes {
+	acls := protect.HostACLs()
 	return Probes{
+		Protect:           &acls,
 		WindowsVersion:    windowsVersion,
 		ContainersFeature: containersFeature,
 		Elevated:          elevated,

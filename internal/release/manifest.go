@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/version"
 )
@@ -67,9 +68,16 @@ func parseManifest(data []byte) (Manifest, error) {
 	}
 	var missing []string
 	for _, f := range []struct{ name, value string }{
-		{"name", m.Name}, {"version", m.Version}, {"os", m.OS}, {"arch", m.Arch}, {"binary", m.Binary},
+		{"name", m.Name}, {"version", m.Version}, {"os", m.OS}, {"arch", m.Arch}, {"binary", m.Binary}, {"kubeedge", m.KubeEdge},
 	} {
-		if strings.TrimSpace(f.value) == "" {
+		// The fields are printed to the operator's console and the
+		// cloud's job status: a control character could rewrite what
+		// the console shows (ANSI escapes) or forge lines.
+		if i := strings.IndexFunc(f.value, unicode.IsControl); i >= 0 {
+			return m, fmt.Errorf("%s: %s %q holds the control character %U: the package was not made by build/package.sh; use one that was",
+				ManifestFile, f.name, f.value, []rune(f.value[i:])[0])
+		}
+		if strings.TrimSpace(f.value) == "" && f.name != "kubeedge" {
 			missing = append(missing, f.name)
 		}
 	}
@@ -79,11 +87,26 @@ func parseManifest(data []byte) (Manifest, error) {
 	if m.Name != Name {
 		return m, fmt.Errorf("%s names the product %q, not %q: this is not an edgecore package", ManifestFile, m.Name, Name)
 	}
-	if _, err := version.ParseSemantic(m.Version); err != nil {
-		return m, fmt.Errorf("%s: version %q is not a semantic version such as v0.2.0", ManifestFile, m.Version)
+	if err := CheckVersion("version", m.Version); err != nil {
+		return m, fmt.Errorf("%s: %w", ManifestFile, err)
 	}
 	if strings.ContainsAny(m.Binary, `/\:`) {
 		return m, fmt.Errorf("%s: binary %q must be a file name in the package's top directory", ManifestFile, m.Binary)
 	}
 	return m, nil
+}
+
+// CheckVersion accepts a release version as every command and job must
+// give it: a semantic version such as v0.2.0, exactly, since it names a
+// backup and a staging directory. The semver parser alone lets spaces
+// around it through, which would make " v0.2.0" another directory than
+// "v0.2.0"; field names the flag or field in the error.
+func CheckVersion(field, v string) error {
+	if t := strings.TrimSpace(v); t != v {
+		return fmt.Errorf("%s %q has spaces around it: give it as %q", field, v, t)
+	}
+	if _, err := version.ParseSemantic(v); err != nil || strings.ContainsAny(v, `/\:`) {
+		return fmt.Errorf("%s %q is not a semantic version such as v0.2.0", field, v)
+	}
+	return nil
 }

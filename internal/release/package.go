@@ -7,10 +7,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+)
+
+// Bounds of a release zip. edgecore.exe is about 60 MiB and the zip holds
+// it with a few small files; the bounds leave room for growth while a
+// package that would fill the disk (a 2 GiB entry, a zip bomb) is refused
+// from its directory, before anything is read or written.
+const (
+	// MaxPackageBytes bounds the zip file itself, and what a download of
+	// one may write.
+	MaxPackageBytes = 512 << 20
+	// MaxEntryBytes bounds each file in the zip, uncompressed.
+	MaxEntryBytes = 256 << 20
+	// MaxTotalBytes bounds all files in the zip together, uncompressed.
+	MaxTotalBytes = 512 << 20
 )
 
 // Package is a release zip whose every file matched SHA256SUMS and whose
@@ -22,7 +37,8 @@ type Package struct {
 	// Files are the package's files (relative to the top directory) with
 	// their SHA-256 in lower-case hex, as SHA256SUMS lists them.
 	Files map[string]string
-	zr    *zip.ReadCloser
+	zr    *zip.Reader
+	file  *os.File
 	entry map[string]*zip.File
 }
 
@@ -32,20 +48,68 @@ type Package struct {
 // matching it, and a manifest.json that agrees with the directory name and
 // names a binary the package holds.
 func Open(path string) (*Package, error) {
-	zr, err := zip.OpenReader(path)
+	return OpenDigest(path, "")
+}
+
+// OpenDigest is Open that first checks the whole zip's SHA-256 against
+// want (lower-case hex; "" checks none), hashing and then reading it
+// through one handle: a file reopened by name after the check could be
+// another file by then.
+func OpenDigest(path, want string) (*Package, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("package %s does not exist: give the path of the edgecore-<version>-windows-amd64.zip `make package` builds", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("package %s: %w", path, err)
+	}
+	p, err := openFile(path, f, want)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func openFile(path string, f *os.File, want string) (*Package, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("package %s: %w", path, err)
+	}
+	if info.Size() > MaxPackageBytes {
+		return nil, fmt.Errorf("package %s: %d bytes is more than the %d a release zip may be: give the edgecore-<version>-windows-amd64.zip `make package` builds", path, info.Size(), MaxPackageBytes)
+	}
+	if want != "" {
+		h := sha256.New()
+		// The size read from the handle bounds the hash: a file that
+		// grows meanwhile is not the one that was measured.
+		if _, err := io.Copy(h, io.NewSectionReader(f, 0, info.Size())); err != nil {
+			return nil, fmt.Errorf("package %s: reading it: %w", path, err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+			return nil, &DigestError{Path: path, Got: got, Want: want}
+		}
+	}
+	zr, err := zip.NewReader(f, info.Size())
 	if err != nil {
 		return nil, fmt.Errorf("package %s: cannot read it as a zip (%v): give the edgecore-<version>-windows-amd64.zip `make package` builds", path, err)
 	}
-	p := &Package{Path: path, zr: zr}
+	p := &Package{Path: path, zr: zr, file: f}
 	if err := p.check(); err != nil {
-		zr.Close()
 		return nil, fmt.Errorf("package %s: %w", path, err)
 	}
 	return p, nil
 }
 
+// DigestError is a zip whose SHA-256 is not the one expected.
+type DigestError struct{ Path, Got, Want string }
+
+func (e *DigestError) Error() string {
+	return fmt.Sprintf("package %s has the SHA-256 %s, not the expected %s: it is damaged or not the package meant; fetch it again", e.Path, e.Got, e.Want)
+}
+
 // Close releases the zip.
-func (p *Package) Close() error { return p.zr.Close() }
+func (p *Package) Close() error { return p.file.Close() }
 
 func (p *Package) check() error {
 	top, entries, err := topDir(p.zr.File)
@@ -118,13 +182,21 @@ func (p *Package) check() error {
 
 // topDir checks that every entry lies in one top directory, with no
 // absolute path, backslash or ".." that could place a file elsewhere when
-// extracted, and returns the top directory and the files by their name
-// below it.
+// extracted, and within the size bounds, and returns the top directory and
+// the files by their name below it. The sizes are those the zip's
+// directory declares; the zip reader fails an entry that holds more.
 func topDir(files []*zip.File) (string, map[string]*zip.File, error) {
 	entries := map[string]*zip.File{}
 	top := ""
+	var total uint64
 	for _, f := range files {
 		name := f.Name
+		if f.UncompressedSize64 > MaxEntryBytes {
+			return "", nil, fmt.Errorf("entry %q is %d bytes uncompressed, more than the %d a release file may be: refusing a package that could fill the disk", name, f.UncompressedSize64, MaxEntryBytes)
+		}
+		if total += f.UncompressedSize64; total > MaxTotalBytes {
+			return "", nil, fmt.Errorf("the entries up to %q are more than %d bytes uncompressed together: refusing a package that could fill the disk", name, MaxTotalBytes)
+		}
 		if strings.ContainsRune(name, '\\') || strings.HasPrefix(name, "/") || strings.Contains(name, ":") {
 			return "", nil, fmt.Errorf("entry %q is not a relative path with forward slashes: refusing a package that could write outside its directory", name)
 		}
@@ -213,10 +285,21 @@ func hashEntry(f *zip.File) (string, error) {
 	}
 	defer rc.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, rc); err != nil {
+	if _, err := copyAtMost(h, rc, MaxEntryBytes); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// copyAtMost copies r to w and fails once more than limit bytes come:
+// the bound holds even when a reader does not check the size it
+// declared.
+func copyAtMost(w io.Writer, r io.Reader, limit int64) (int64, error) {
+	n, err := io.Copy(w, io.LimitReader(r, limit+1))
+	if err == nil && n > limit {
+		err = fmt.Errorf("more than %d bytes: refusing what could fill the disk", limit)
+	}
+	return n, err
 }
 
 // Extract writes the package's file name to dst, checking its SHA-256
@@ -242,7 +325,7 @@ func (p *Package) Extract(name, dst string) error {
 		return err
 	}
 	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(out, h), rc)
+	_, err = copyAtMost(io.MultiWriter(out, h), rc, MaxEntryBytes)
 	if err == nil {
 		err = out.Sync()
 	}

@@ -185,6 +185,9 @@ func TestOpenRefuses(t *testing.T) {
 		{"no binary", pkgSpec{manifest: m, files: map[string][]byte{"LICENSE": []byte("x")}}, "names the binary edgecore.exe, which the package does not hold"},
 		{"not edgecore", pkgSpec{manifest: &Manifest{Name: "other", Version: "v0.2.0", OS: "windows", Arch: "amd64", Binary: "edgecore.exe"}, top: "edgecore-v0.2.0-windows-amd64", files: goodFiles()}, "this is not an edgecore package"},
 		{"bad version", pkgSpec{manifest: manifest("latest", "windows", "amd64"), files: goodFiles()}, "is not a semantic version"},
+		{"escape in kubeedge", pkgSpec{manifest: &Manifest{Name: Name, Version: "v0.2.0", OS: "windows", Arch: "amd64", KubeEdge: "v1.20.0\x1b[2J\rSUCCESS", Binary: "edgecore.exe"}, files: goodFiles()},
+			`kubeedge "v1.20.0\x1b[2J\rSUCCESS" holds the control character U+001B`},
+		{"version with spaces", pkgSpec{top: "edgecore- v0.2.0-windows-amd64", manifest: manifest(" v0.2.0", "windows", "amd64"), files: goodFiles()}, `version " v0.2.0" has spaces around it`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var path string
@@ -294,5 +297,98 @@ func TestDigests(t *testing.T) {
 	}
 	if _, err := SumFor(sums, "edgecore-v0.4.0-windows-amd64.zip"); err == nil || !strings.Contains(err.Error(), "does not list edgecore-v0.4.0-windows-amd64.zip") {
 		t.Errorf("SumFor of an unlisted package: %v", err)
+	}
+}
+
+// writeDeclared writes a zip whose directory declares, for each name, the
+// uncompressed size given, while holding only a few stored bytes: what a
+// zip bomb or a 2 GiB entry looks like to Open, without the disk it
+// would take.
+func writeDeclared(t *testing.T, sizes map[string]uint64) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	names := make([]string, 0, len(sizes))
+	for n := range sizes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: "edgecore-v0.2.0-windows-amd64/" + n, Method: zip.Store,
+			CompressedSize64: 1, UncompressedSize64: sizes[n]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("x"))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "edgecore-v0.2.0-windows-amd64.zip")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestOpenRefusesEntriesThatWouldFillTheDisk(t *testing.T) {
+	for name, tc := range map[string]struct {
+		sizes map[string]uint64
+		want  string
+	}{
+		"a 2 GiB entry": {map[string]uint64{"edgecore.exe": 2 << 30}, `entry "edgecore-v0.2.0-windows-amd64/edgecore.exe" is 2147483648 bytes uncompressed, more than the 268435456`},
+		"entries together": {map[string]uint64{"a": 200 << 20, "b": 200 << 20, "c": 200 << 20},
+			"more than 536870912 bytes uncompressed together"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := writeDeclared(t, tc.sizes)
+			p, err := Open(path)
+			if err == nil {
+				p.Close()
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "could fill the disk") {
+				t.Errorf("error %q, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenRefusesAZipLargerThanAPackage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "edgecore-v0.2.0-windows-amd64.zip")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: the size is what counts, not the content.
+	if err := f.Truncate(MaxPackageBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "more than the 536870912 a release zip may be") {
+		t.Errorf("Open = %v", err)
+	}
+}
+
+func TestCopyAtMostStopsAtTheLimit(t *testing.T) {
+	var out bytes.Buffer
+	if n, err := copyAtMost(&out, strings.NewReader("12345"), 5); err != nil || n != 5 {
+		t.Errorf("5 bytes within 5: %d, %v", n, err)
+	}
+	out.Reset()
+	if _, err := copyAtMost(&out, strings.NewReader("123456"), 5); err == nil || out.Len() > 6 {
+		t.Errorf("6 bytes within 5: %v, copied %d", err, out.Len())
+	}
+}
+
+func TestCheckVersion(t *testing.T) {
+	for v, want := range map[string]string{
+		"v0.2.0": "", "v0.2.0-rc.1": "", " v0.2.0": "has spaces around it", "v0.2.0\t": "has spaces around it",
+		`..\x`: "is not a semantic version", "v0.2.0/..": "is not a semantic version", "latest": "is not a semantic version",
+	} {
+		err := CheckVersion("--to", v)
+		if (want == "") != (err == nil) || (err != nil && (!strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "--to "))) {
+			t.Errorf("CheckVersion(%q) = %v, want %q", v, err, want)
+		}
 	}
 }

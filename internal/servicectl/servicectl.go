@@ -1,6 +1,6 @@
 // Package servicectl carries out the `edgecore.exe service` commands that
 // span more than the service manager: install, which also restricts the
-// log directory; status, which also points at a panic log a crash left;
+// node's directories and refuses an executable others may change; status, which also points at a panic log a crash left;
 // and dump, which finds the service's process, asks it for its goroutine
 // stacks and waits for the file. Every effect on the host goes through a
 // System, so these are tested with fakes on any build host; only the wait
@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
-	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
 )
@@ -34,9 +34,9 @@ type System struct {
 	Uninstall func(name string) error
 	// MkdirAll creates a directory and its parents.
 	MkdirAll func(dir string) error
-	// RestrictAccess gives dir, and everything in it, an ACL that admits
-	// only SYSTEM and Administrators.
-	RestrictAccess func(dir string) error
+	// Protect reads and sets the owners and ACLs of the node's files
+	// (protect.HostACLs).
+	Protect protect.Host
 	// Signal sets the named event.
 	Signal func(event string) error
 	// PanicLogs lists the non-empty panic logs beside a log file.
@@ -53,10 +53,8 @@ func HostSystem() System {
 		Uninstall: func(name string) error {
 			return service.Uninstall(name, service.StopWaitTimeout)
 		},
-		MkdirAll: func(dir string) error { return os.MkdirAll(dir, 0o750) },
-		RestrictAccess: func(dir string) error {
-			return acl.ApplyTree(dir, acl.DirectorySDDL)
-		},
+		MkdirAll:   func(dir string) error { return os.MkdirAll(dir, 0o750) },
+		Protect:    protect.HostACLs(),
 		Signal:     stackdump.Signal,
 		PanicLogs:  crashlog.PanicLogs,
 		StackDumps: crashlog.StackDumps,
@@ -68,28 +66,38 @@ func elevate(command string) string {
 	return fmt.Sprintf("run `%s %s` from a PowerShell or command prompt started with \"Run as administrator\"", cli, command)
 }
 
-// Install installs the service c and gives logDir, where the service
-// writes its log, panic log and stack dumps, the ACL of C:\etc\kubeedge:
-// stack dumps and logs show the node's inner workings, so only SYSTEM and
-// Administrators may read them. If the directory cannot be restricted the
+// Install installs the service c and applies protect's description to
+// the node's directories (targets, from protect.Targets): the log
+// directory, where the service writes its log, panic log and stack dumps,
+// is created first. Before anything changes, it refuses an edgecore.exe
+// in a directory others may change (the service would run as SYSTEM
+// whatever they put there) and a node directory or parent another account
+// owns, each with its fix. If the directories cannot be restricted the
 // service is removed again, so that install can simply be run again.
-func Install(c service.Config, logDir string, sys System) (warnings []string, err error) {
+func Install(c service.Config, logDir string, targets []protect.Target, sys System) (warnings []string, repairs []protect.Repair, err error) {
+	findings, err := protect.Audit(targets, sys.Protect)
+	if err != nil {
+		return nil, nil, fmt.Errorf("install service %q: %w", c.Name, err)
+	}
+	if err := protect.Refused(findings); err != nil {
+		return nil, nil, fmt.Errorf("install service %q: %w", c.Name, err)
+	}
 	warnings, err = sys.Install(c)
 	if err != nil {
-		return warnings, err
+		return warnings, nil, err
 	}
 	err = sys.MkdirAll(logDir)
 	if err == nil {
-		err = sys.RestrictAccess(logDir)
+		repairs, err = protect.Enforce(targets, sys.Protect, true)
 	}
 	if err == nil {
-		return warnings, nil
+		return warnings, repairs, nil
 	}
-	err = fmt.Errorf("install service %q: restricting its log directory %s to SYSTEM and Administrators: %w", c.Name, logDir, err)
+	err = fmt.Errorf("install service %q: restricting its directories to SYSTEM and Administrators: %w", c.Name, err)
 	if uerr := sys.Uninstall(c.Name); uerr != nil {
-		return warnings, fmt.Errorf("%v; removing the service again also failed (%v): remove it with `%s service uninstall`", err, uerr, cli)
+		return warnings, nil, fmt.Errorf("%v; removing the service again also failed (%v): remove it with `%s service uninstall`", err, uerr, cli)
 	}
-	return warnings, fmt.Errorf("%w; the service was removed again: make sure %s is a directory on an NTFS volume, not a link, then run `%s service install` again",
+	return warnings, nil, fmt.Errorf("%w; the service was removed again: make sure %s is a directory on an NTFS volume, not a link, then run `%s service install` again",
 		err, logDir, cli)
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
 )
@@ -29,6 +31,30 @@ type host struct {
 	// may not read.
 	panicLogsErr error
 	listErr      error
+	// sddl holds the paths that exist, with their owner and DACL.
+	sddl map[string]string
+}
+
+// exists is the host's files: the executable in Program Files, which
+// Users may read and run, and C:\etc\kubeedge as join left it.
+func (h *host) exists() map[string]string {
+	if h.sddl == nil {
+		ti := "O:S-1-5-80-956008885-3418522649-1831038044-1853292631-2271478464D:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)(A;OICIID;0x1200a9;;;BU)"
+		h.sddl = map[string]string{
+			`C:\Program Files`: ti, `C:\Program Files\edgecore`: ti, `C:\Program Files\edgecore\edgecore.exe`: ti,
+			`C:\etc`: "O:BAD:AI(A;ID;FA;;;BA)", `C:\etc\kubeedge`: "O:BAD:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)",
+			`C:\var`: "O:BAD:AI(A;ID;FA;;;BA)", `C:\var\log`: "O:BAD:AI(A;ID;FA;;;BA)",
+		}
+	}
+	return h.sddl
+}
+
+// targets are what protect.Targets lists for a default node.
+var targets = []protect.Target{
+	{What: "the configuration", Path: `C:\etc\kubeedge`, Restrict: true},
+	{What: "edgecore's logs", Path: logDir, Restrict: true},
+	{What: "the directory of the edgecore.exe the service runs", Path: `C:\Program Files\edgecore`},
+	{What: "the edgecore.exe the service runs", Path: `C:\Program Files\edgecore\edgecore.exe`},
 }
 
 func (h *host) system() System {
@@ -49,11 +75,25 @@ func (h *host) system() System {
 		},
 		MkdirAll: func(dir string) error {
 			h.calls = append(h.calls, "mkdir "+dir)
+			h.exists()[dir] = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
 			return nil
 		},
-		RestrictAccess: func(dir string) error {
-			h.calls = append(h.calls, "restrict "+dir)
-			return h.restrictErr
+		Protect: protect.Host{
+			Read: func(path string) (acl.Security, error) {
+				s, ok := h.exists()[path]
+				if !ok {
+					return acl.Security{}, fs.ErrNotExist
+				}
+				return acl.ParseSDDL(s)
+			},
+			Restrict: func(dir string) error {
+				h.calls = append(h.calls, "restrict "+dir)
+				return h.restrictErr
+			},
+			Exists: func(path string) (bool, error) {
+				_, ok := h.exists()[path]
+				return ok, nil
+			},
 		},
 		Signal: func(event string) error {
 			h.calls = append(h.calls, "signal "+event)
@@ -92,23 +132,45 @@ func mustContain(t *testing.T, what, got string, wants ...string) {
 	}
 }
 
-func TestInstallRestrictsTheLogDirectory(t *testing.T) {
+func TestInstallRestrictsTheNodeDirectories(t *testing.T) {
 	h := &host{}
-	warnings, err := Install(config(), logDir, h.system())
+	warnings, repairs, err := Install(config(), logDir, targets, h.system())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"install edgecore", "mkdir " + logDir, "restrict " + logDir}; !reflect.DeepEqual(h.calls, want) {
+	if want := []string{"install edgecore", "mkdir " + logDir, "restrict C:\\etc\\kubeedge", "restrict " + logDir}; !reflect.DeepEqual(h.calls, want) {
 		t.Errorf("did %q, want %q", h.calls, want)
 	}
 	if len(warnings) != 1 {
 		t.Errorf("install's warnings were not passed on: %q", warnings)
 	}
+	if len(repairs) != 2 || !strings.Contains(repairs[1].String(), `BUILTIN\Users may read`) {
+		t.Errorf("repairs = %v, want both directories, the log's with what it was", repairs)
+	}
+}
+
+func TestInstallRefusesAnExecutableUsersMayChange(t *testing.T) {
+	h := &host{}
+	h.exists()[`C:\Program Files\edgecore\edgecore.exe`] = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;0x1301bf;;;BU)"
+	_, _, err := Install(config(), logDir, targets, h.system())
+	mustContain(t, "error", fmt.Sprint(err), `C:\Program Files\edgecore\edgecore.exe (the edgecore.exe the service runs) is writable by others: BUILTIN\Users may change or delete`,
+		"copy edgecore.exe into a directory only administrators may change")
+	if len(h.calls) != 0 {
+		t.Errorf("did %q before refusing", h.calls)
+	}
+	// A user's Downloads: owned by the user.
+	h = &host{}
+	h.exists()[`C:\Program Files\edgecore`] = "O:S-1-5-21-1-2-3-1001D:(A;OICI;FA;;;S-1-5-21-1-2-3-1001)"
+	_, _, err = Install(config(), logDir, targets, h.system())
+	mustContain(t, "error", fmt.Sprint(err), `is owned by S-1-5-21-1-2-3-1001`)
+	if len(h.calls) != 0 {
+		t.Errorf("did %q before refusing", h.calls)
+	}
 }
 
 func TestInstallFailingLeavesTheLogDirectoryAlone(t *testing.T) {
 	h := &host{installErr: service.ErrAccessDenied}
-	if _, err := Install(config(), logDir, h.system()); !errors.Is(err, service.ErrAccessDenied) {
+	if _, _, err := Install(config(), logDir, targets, h.system()); !errors.Is(err, service.ErrAccessDenied) {
 		t.Errorf("Install = %v, want the service manager's error", err)
 	}
 	if want := []string{"install edgecore"}; !reflect.DeepEqual(h.calls, want) {
@@ -118,8 +180,8 @@ func TestInstallFailingLeavesTheLogDirectoryAlone(t *testing.T) {
 
 func TestInstallRemovesTheServiceWhenTheDirectoryCannotBeRestricted(t *testing.T) {
 	h := &host{restrictErr: errors.New("the file system does not support ACLs")}
-	_, err := Install(config(), logDir, h.system())
-	if want := []string{"install edgecore", "mkdir " + logDir, "restrict " + logDir, "uninstall edgecore"}; !reflect.DeepEqual(h.calls, want) {
+	_, _, err := Install(config(), logDir, targets, h.system())
+	if want := []string{"install edgecore", "mkdir " + logDir, "restrict C:\\etc\\kubeedge", "uninstall edgecore"}; !reflect.DeepEqual(h.calls, want) {
 		t.Errorf("did %q, want %q", h.calls, want)
 	}
 	if !errors.Is(err, h.restrictErr) {
@@ -128,7 +190,7 @@ func TestInstallRemovesTheServiceWhenTheDirectoryCannotBeRestricted(t *testing.T
 	mustContain(t, "error", err.Error(), logDir, "the service was removed again", "NTFS", "`edgecore.exe service install` again")
 
 	h = &host{restrictErr: errors.New("denied"), uninstErr: errors.New("marked for deletion")}
-	_, err = Install(config(), logDir, h.system())
+	_, _, err = Install(config(), logDir, targets, h.system())
 	mustContain(t, "error", fmt.Sprint(err), "removing the service again also failed (marked for deletion)", "`edgecore.exe service uninstall`")
 }
 

@@ -249,6 +249,11 @@ func Rollback(ctx context.Context, out io.Writer, e Env, f Facts, o RollbackOpti
 // candidate is verified file by file.
 func chooseBackup(e Env, running, want string) (string, *BackupInfo, error) {
 	if want != "" {
+		// A version, never a path: --to ..\..\x would restore a
+		// "backup" from anywhere.
+		if err := release.CheckVersion(flagVersion, want); err != nil {
+			return "", nil, fmt.Errorf("%w: give the version of a backup in %s, e.g. --to v0.1.0", err, e.Paths.BackupRoot)
+		}
 		dir := e.Paths.Backup(want)
 		b, err := readBackup(e, dir)
 		if err != nil {
@@ -308,27 +313,25 @@ const stagedFile = "staged.json"
 
 // stagePackage checks the zip at path (against digest when given, then
 // its own SHA256SUMS, its manifest, the target and accept) and unpacks its
-// binary into the staging directory of its version.
-func stagePackage(e Env, path, digest string, t release.Target, accept func(release.Manifest) error, out io.Writer) (*Staged, error) {
+// binary into the staging directory of its version. The digest is taken
+// through the handle the zip is then read from (release.OpenDigest). A
+// refused package leaves nothing behind: a binary it had unpacked is
+// removed.
+func stagePackage(e Env, path, digest string, t release.Target, accept func(release.Manifest) error, out io.Writer) (st *Staged, err error) {
+	var want string
 	if digest != "" {
-		want, err := release.ParseDigest(digest)
-		if err != nil {
+		if want, err = release.ParseDigest(digest); err != nil {
 			return nil, err
 		}
-		got, err := release.FileSHA256(path)
-		if err != nil {
-			return nil, fmt.Errorf("package %s: %w", path, err)
-		}
-		if got != want {
-			return nil, fmt.Errorf("package %s has the SHA-256 %s, not the expected %s: it is damaged or not the package meant; fetch it again", path, got, want)
-		}
-		fmt.Fprintf(out, "the zip's SHA-256 matches %s\n", want)
 	}
-	p, err := release.Open(path)
+	p, err := release.OpenDigest(path, want)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
+	if want != "" {
+		fmt.Fprintf(out, "the zip's SHA-256 matches %s\n", want)
+	}
 	m := p.Manifest
 	fmt.Fprintf(out, "%s: %d files match\n", release.SumsFile, len(p.Files))
 	fmt.Fprintf(out, "edgecore %s for %s (KubeEdge %s)\n", m.Version, m.Platform(), m.KubeEdge)
@@ -348,15 +351,25 @@ func stagePackage(e Env, path, digest string, t release.Target, accept func(rele
 		return nil, fmt.Errorf("restrict %s to SYSTEM and Administrators: %w", e.Paths.StateDir, err)
 	}
 	bin := ospath.Join(e.GOOS, dir, m.Binary)
+	stagedPath := ospath.Join(e.GOOS, dir, stagedFile)
+	defer func() {
+		if err != nil {
+			// The binary may be half a disk's worth of what the
+			// package held; an earlier staging of the same version
+			// was overwritten by it, so its record goes too.
+			e.FS.Remove(bin)
+			e.FS.Remove(stagedPath)
+		}
+	}()
 	if err := p.Extract(m.Binary, bin); err != nil {
 		return nil, err
 	}
 	if err := release.CheckBinary(bin, m); err != nil {
 		return nil, fmt.Errorf("package %s: %w", path, err)
 	}
-	st := &Staged{Manifest: m, Package: path, Binary: bin, SHA256: p.Files[m.Binary]}
+	st = &Staged{Manifest: m, Package: path, Binary: bin, SHA256: p.Files[m.Binary]}
 	data, _ := json.MarshalIndent(st, "", "  ")
-	if err := e.FS.WriteFile(ospath.Join(e.GOOS, dir, stagedFile), data); err != nil {
+	if err := e.FS.WriteFile(stagedPath, data); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(out, "staged %s\n", bin)

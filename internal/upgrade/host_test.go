@@ -157,6 +157,11 @@ func realEnv(t *testing.T) (Env, string) {
 	}, root
 }
 
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 func TestStagePackage(t *testing.T) {
 	e, root := realEnv(t)
 	dir := filepath.Join(root, "my downloads")
@@ -209,6 +214,15 @@ func TestStagePackage(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want %q", err, tc.want)
 			}
+			// The one refused after its binary was unpacked leaves
+			// neither the binary nor a record of it.
+			if tc.name == "binary of another arch" {
+				for _, f := range []string{"edgecore", stagedFile} {
+					if p := filepath.Join(e.Paths.Staging("v0.3.0"), f); exists(p) {
+						t.Errorf("the refused package left %s", p)
+					}
+				}
+			}
 		})
 	}
 }
@@ -221,6 +235,8 @@ func TestUpgradeCommandRefusals(t *testing.T) {
 	}
 	dir := filepath.Join(root, "pkgs with spaces")
 	newer := writeZip(t, filepath.Join(dir, "1"), win("v0.2.0", "amd64"), fakePE())
+	notZip := filepath.Join(dir, "not a zip.zip")
+	os.WriteFile(notZip, []byte("MZ"), 0o644)
 	for _, tc := range []struct {
 		name string
 		o    UpgradeOptions
@@ -234,7 +250,8 @@ func TestUpgradeCommandRefusals(t *testing.T) {
 		{"arm64", UpgradeOptions{Package: writeZip(t, filepath.Join(dir, "2"), win("v0.2.0", "arm64"), fakePE()), Timeout: time.Minute}, "for windows/arm64, and this host is windows/amd64", 1},
 		{"older", UpgradeOptions{Package: writeZip(t, filepath.Join(dir, "3"), win("v0.0.9", "amd64"), fakePE()), Timeout: time.Minute}, "--allow-downgrade", 1},
 		{"same", UpgradeOptions{Package: writeZip(t, filepath.Join(dir, "4"), win("v0.1.0", "amd64"), fakePE()), Timeout: time.Minute}, "installed already", 0},
-		{"damaged", UpgradeOptions{Package: filepath.Join(dir, "missing.zip"), Timeout: time.Minute}, "cannot read it as a zip", 1},
+		{"damaged", UpgradeOptions{Package: filepath.Join(dir, "missing.zip"), Timeout: time.Minute}, "missing.zip does not exist: give the path of the edgecore-", 1},
+		{"not a zip", UpgradeOptions{Package: notZip, Timeout: time.Minute}, "cannot read it as a zip", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHost(newBin)
@@ -277,6 +294,8 @@ func TestSettings(t *testing.T) {
 		{"repository: pkgs/edgecore-{version}.zip", "neither an http(s) URL nor an absolute path"},
 		{"repository: https://repo.example/{name}-{version}.zip", "only {version} is replaced"},
 		{"repository: https:///x-{version}.zip", "not a valid http(s) URL"},
+		{"repository: http://repo.example/edgecore-{version}.zip", "uses http://, which anyone between this node and the server can answer with another package"},
+		{"repository: HTTP://repo.example/edgecore-{version}.zip", "publish the packages over https://"},
 		{"repository: 'C:\\x-{version}.zip'\nhealthTimeout: soon", `healthTimeout "soon" is not a duration`},
 		{"repository: 'C:\\x-{version}.zip'\nrepo: x", "the fields are repository and healthTimeout"},
 		// What `"repository: 'D:\p\e-{version}.zip'" > upgrade.yaml` writes in Windows PowerShell 5.1.
@@ -313,13 +332,14 @@ func TestFetch(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "package share")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "edgecore v0.2.0.zip"), []byte("zip bytes"), 0o644)
-	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	srv := httptest.NewTLSServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
+	f := Fetcher{Client: srv.Client()}
 	dst := filepath.Join(t.TempDir(), "staging dir", "p.zip")
 	os.MkdirAll(filepath.Dir(dst), 0o755)
 	for _, loc := range []string{filepath.Join(dir, "edgecore v0.2.0.zip"), srv.URL + "/edgecore%20v0.2.0.zip"} {
 		os.Remove(dst)
-		if err := Fetch(context.Background(), loc, dst); err != nil {
+		if err := f.Fetch(context.Background(), loc, dst, 100); err != nil {
 			t.Errorf("%s: %v", loc, err)
 			continue
 		}
@@ -327,16 +347,100 @@ func TestFetch(t *testing.T) {
 			t.Errorf("%s: fetched %q", loc, b)
 		}
 	}
-	if err := Fetch(context.Background(), srv.URL+"/edgecore-v9.zip", dst); err == nil || !strings.Contains(err.Error(), "404 Not Found: check the repository in upgrade.yaml") {
+	if err := f.Fetch(context.Background(), srv.URL+"/edgecore-v9.zip", dst, 100); err == nil || !strings.Contains(err.Error(), "404 Not Found: check the repository in upgrade.yaml") {
 		t.Errorf("404: %v", err)
 	}
-	if err := Fetch(context.Background(), filepath.Join(dir, "none.zip"), dst); err == nil || !strings.Contains(err.Error(), "a share must let this computer's account read it") {
+	if err := f.Fetch(context.Background(), filepath.Join(dir, "none.zip"), dst, 100); err == nil || !strings.Contains(err.Error(), "a share must let this computer's account read it") {
 		t.Errorf("missing file: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Fetch(ctx, filepath.Join(dir, "edgecore v0.2.0.zip"), dst+"2"); err == nil {
+	if err := f.Fetch(ctx, filepath.Join(dir, "edgecore v0.2.0.zip"), dst+"2", 100); err == nil {
 		t.Error("a cancelled fetch succeeded")
+	}
+}
+
+func TestFetchRefusesHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("fetched %s over http", r.URL)
+	}))
+	defer srv.Close()
+	dst := filepath.Join(t.TempDir(), "p.zip")
+	err := Fetcher{}.Fetch(context.Background(), srv.URL+"/edgecore-v0.2.0.zip", dst, 100)
+	if err == nil || !strings.Contains(err.Error(), "uses http://") || !strings.Contains(err.Error(), "upgrade.yaml's repository field") {
+		t.Errorf("http fetch = %v", err)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Error("a file was written")
+	}
+}
+
+func TestFetchRefusesARedirectToHTTP(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("followed the redirect to http: %s", r.URL)
+		w.Write([]byte("another package"))
+	}))
+	defer plain.Close()
+	secure := httptest.NewTLSServer(http.RedirectHandler(plain.URL+"/evil.zip", http.StatusFound))
+	defer secure.Close()
+	dst := filepath.Join(t.TempDir(), "p.zip")
+	err := Fetcher{Client: secure.Client()}.Fetch(context.Background(), secure.URL+"/edgecore-v0.2.0.zip", dst, 100)
+	if err == nil || !strings.Contains(err.Error(), "refusing the redirect from "+secure.URL+"/edgecore-v0.2.0.zip to "+plain.URL+"/evil.zip, which is not https") {
+		t.Errorf("redirect = %v", err)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Error("a file was written")
+	}
+}
+
+func TestFetchStopsAtTheLimit(t *testing.T) {
+	big := strings.Repeat("x", 1000)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/chunked" {
+			// No Content-Length: only the copy can stop it.
+			w.(http.Flusher).Flush()
+		}
+		w.Write([]byte(big))
+	}))
+	defer srv.Close()
+	f := Fetcher{Client: srv.Client()}
+	dir := t.TempDir()
+	for _, path := range []string{"/announced", "/chunked"} {
+		dst := filepath.Join(dir, strings.TrimPrefix(path, "/")+".zip")
+		err := f.Fetch(context.Background(), srv.URL+path, dst, 999)
+		if err == nil || !strings.Contains(err.Error(), "999") {
+			t.Errorf("%s: %v, want a refusal naming the limit", path, err)
+		}
+		if _, err := os.Stat(dst); err == nil {
+			t.Errorf("%s: a file was left at %s", path, dst)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("partial files left: %v", left)
+	}
+	share := filepath.Join(dir, "share.zip")
+	os.WriteFile(share, []byte(big), 0o644)
+	if err := f.Fetch(context.Background(), share, filepath.Join(dir, "out.zip"), 999); err == nil {
+		t.Error("a file over the limit was copied from a share")
+	}
+}
+
+func TestFetchTimesOut(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("slow"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	start := time.Now()
+	err := Fetcher{Client: srv.Client(), Timeout: 200 * time.Millisecond}.Fetch(context.Background(), srv.URL+"/p.zip", filepath.Join(t.TempDir(), "p.zip"), 100)
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Errorf("a stalled download = %v after %v, want it ended by the timeout", err, time.Since(start))
 	}
 }
 
@@ -358,4 +462,14 @@ func utf16LE(s string) string {
 		b = append(b, byte(u), byte(u>>8))
 	}
 	return string(b)
+}
+
+func TestRollbackToRefusesAPath(t *testing.T) {
+	e, _ := realEnv(t)
+	for _, to := range []string{`..\..\Windows`, "../../etc", "v0.1.0/../../x", " v0.1.0", "C:v0.1.0"} {
+		_, _, err := chooseBackup(e, "v0.2.0", to)
+		if err == nil || !strings.Contains(err.Error(), "--to") || !strings.Contains(err.Error(), "give the version of a backup in") {
+			t.Errorf("--to %q: %v", to, err)
+		}
+	}
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/util/version"
-
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/release"
@@ -37,8 +35,12 @@ type Jobs struct {
 	Facts      Facts
 	// InService reports whether this process runs as the Windows service.
 	InService func() (bool, error)
-	// Fetch copies a package from the repository.
-	Fetch func(ctx context.Context, loc, dst string) error
+	// Fetch copies at most limit bytes of a file from the repository
+	// (Fetcher.Fetch).
+	Fetch func(ctx context.Context, loc, dst string, limit int64) error
+	// Context is the node's lifetime: a step in the background ends with
+	// it. nil is a context that never ends.
+	Context func() context.Context
 	// FreeDisk is the space left on the volume of a directory.
 	FreeDisk func(dir string) (uint64, error)
 	// CheckItems runs the cloud's check items other than "disk" (cpu,
@@ -78,8 +80,12 @@ func (js *Jobs) async(req Request, event string, f func(ctx context.Context) err
 	}
 	js.busy[key] = true
 	js.mu.Unlock()
+	ctx := context.Background()
+	if js.Context != nil {
+		ctx = js.Context()
+	}
 	go func() {
-		err := f(context.Background())
+		err := f(ctx)
 		js.mu.Lock()
 		delete(js.busy, key)
 		js.mu.Unlock()
@@ -96,8 +102,8 @@ func reportErr(event string, err error) Report {
 
 // checkVersion keeps the job's version usable as a directory name.
 func checkVersion(v string) error {
-	if _, err := version.ParseSemantic(v); err != nil {
-		return fmt.Errorf("the NodeUpgradeJob's version %q is not a semantic version such as v0.2.0", v)
+	if err := release.CheckVersion("version", v); err != nil {
+		return fmt.Errorf("the NodeUpgradeJob's %w: set spec.version to the release to install", err)
 	}
 	return nil
 }
@@ -135,7 +141,7 @@ func (js *Jobs) Stage(ctx context.Context, req Request) error {
 
 // fetch gets the package of req.Version from the repository, checks its
 // digest (the job's, else the SHA256SUMS beside it) and stages it.
-func (js *Jobs) fetch(ctx context.Context, req Request) (*Staged, error) {
+func (js *Jobs) fetch(ctx context.Context, req Request) (st *Staged, err error) {
 	e := js.Env
 	s, err := LoadSettings(e, js.ConfigFile)
 	if err != nil {
@@ -151,15 +157,23 @@ func (js *Jobs) fetch(ctx context.Context, req Request) (*Staged, error) {
 		name = "package.zip"
 	}
 	zip := ospath.Join(e.GOOS, dir, name)
+	sumsPath := ospath.Join(e.GOOS, dir, release.SumsFile)
+	// A refused package leaves nothing it fetched behind; stagePackage
+	// removes what it unpacked.
+	defer func() {
+		if err != nil {
+			e.FS.Remove(zip)
+			e.FS.Remove(sumsPath)
+		}
+	}()
 	js.Logf("NodeUpgradeJob %s: fetching %s", req.Job.TaskID, loc)
-	if err := js.Fetch(ctx, loc, zip); err != nil {
+	if err := js.Fetch(ctx, loc, zip, release.MaxPackageBytes); err != nil {
 		return nil, err
 	}
 	digest := req.Digest
 	if digest == "" {
 		sumsLoc := sumsBeside(e.GOOS, loc)
-		sumsPath := ospath.Join(e.GOOS, dir, release.SumsFile)
-		if err := js.Fetch(ctx, sumsLoc, sumsPath); err != nil {
+		if err := js.Fetch(ctx, sumsLoc, sumsPath, MaxSumsBytes); err != nil {
 			return nil, fmt.Errorf("the job gives no digest (spec.imageDigestGatter.value) and %w: publish SHA256SUMS beside the packages, or set the digest", err)
 		}
 		data, err := e.FS.ReadFile(sumsPath)
@@ -177,7 +191,7 @@ func (js *Jobs) fetch(ctx context.Context, req Request) (*Staged, error) {
 		}
 		return nil
 	}
-	st, err := stagePackage(e, zip, digest, release.Target{OS: e.GOOS, Arch: js.Facts.Arch, Installed: e.Version}, accept, io.Discard)
+	st, err = stagePackage(e, zip, digest, release.Target{OS: e.GOOS, Arch: js.Facts.Arch, Installed: e.Version}, accept, io.Discard)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func realJobs(t *testing.T) (*Jobs, chan sent, string) {
 	return &Jobs{
 		Env: e, ConfigFile: cfg, Executable: filepath.Join(root, "bin", "edgecore"), Service: "edgecore",
 		Facts: Facts{Arch: "amd64", DataSource: func(string) (string, error) { return filepath.Join(root, "db", "edgecore.db"), nil }},
-		Fetch: Fetch,
+		Fetch: Fetcher{}.Fetch,
 		Send:  func(j Job, r Report) { ch <- sent{j, r} },
 		Logf:  func(string, ...any) {},
 		Watch: func() {},
@@ -136,7 +136,26 @@ func TestInitFetchesVerifiesAndStages(t *testing.T) {
 			if s.r.Success || !strings.Contains(s.r.Reason, tc.want) {
 				t.Errorf("reason %q, want %q", s.r.Reason, tc.want)
 			}
+			// A refused package leaves nothing it fetched or unpacked.
+			left, _ := os.ReadDir(js.Env.Paths.Staging(tc.version))
+			if len(left) != 0 {
+				t.Errorf("the refusal left %v in %s", left, js.Env.Paths.Staging(tc.version))
+			}
 		})
+	}
+}
+
+func TestInitEndsWithTheNodesContext(t *testing.T) {
+	js, ch, repo := realJobs(t)
+	publish(t, repo, linuxManifest("v0.2.0"), true)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the node is stopping
+	js.Context = func() context.Context { return ctx }
+	if _, now := js.Init(Request{Job: Job{TaskID: "t"}, Version: "v0.2.0"}); now {
+		t.Fatal("Init answered at once")
+	}
+	if s := waitSent(t, ch); s.r.Success || !strings.Contains(s.r.Reason, "context canceled") {
+		t.Errorf("a fetch after the node stopped = %+v", s.r)
 	}
 }
 
@@ -147,7 +166,8 @@ func TestInitAnswersAtOnce(t *testing.T) {
 		want Report
 	}{
 		{Request{Version: "v0.1.0"}, Report{Event: "Upgrade", Success: true, Reason: "edgecore v0.1.0 runs already"}},
-		{Request{Version: `..\..\Windows`}, Report{Event: "Init", Reason: `the NodeUpgradeJob's version "..\\..\\Windows" is not a semantic version such as v0.2.0`}},
+		{Request{Version: `..\..\Windows`}, Report{Event: "Init", Reason: `the NodeUpgradeJob's version "..\\..\\Windows" is not a semantic version such as v0.2.0: set spec.version to the release to install`}},
+		{Request{Version: " v0.2.0"}, Report{Event: "Init", Reason: `the NodeUpgradeJob's version " v0.2.0" has spaces around it: give it as "v0.2.0": set spec.version to the release to install`}},
 		{Request{Version: "v0.2.0", RequireConfirmation: true}, Report{Event: "Init"}},
 	} {
 		r, now := js.Init(tc.req)

@@ -38,9 +38,11 @@ const versionPlaceholder = "{version}"
 
 // Settings are the operator's upgrade settings.
 type Settings struct {
-	// Repository locates a release zip by version: an http(s) URL or an
+	// Repository locates a release zip by version: an https:// URL or an
 	// absolute path, a file share included, with {version} in it, e.g.
-	// \\fileserver\edgecore\edgecore-{version}-windows-amd64.zip.
+	// \\fileserver\edgecore\edgecore-{version}-windows-amd64.zip. Not
+	// http://: without a digest in the job, the checksum comes from the
+	// same place as the zip, and anyone on the path could answer both.
 	Repository string `json:"repository"`
 	// HealthTimeout bounds the health gate of upgrades from the cloud
 	// (default 3m). The job's timeoutSeconds must exceed it by the time a
@@ -92,6 +94,9 @@ func (s Settings) validate(goos string) error {
 		if err != nil || u.Host == "" {
 			return fmt.Errorf("repository %q is not a valid http(s) URL: %v", s.Repository, err)
 		}
+		if err := requireHTTPS(u, "repository"); err != nil {
+			return err
+		}
 	} else if !ospath.IsAbs(goos, sample) {
 		return fmt.Errorf("repository %q is neither an http(s) URL nor an absolute path (C:\\..., \\\\server\\share\\...): the service does not run in any particular directory", s.Repository)
 	}
@@ -115,6 +120,19 @@ func (s Settings) Timeout() time.Duration {
 // Location is where the package of version is.
 func (s Settings) Location(version string) string {
 	return strings.ReplaceAll(s.Repository, versionPlaceholder, version)
+}
+
+// requireHTTPS refuses a URL that is not https: the package it names
+// becomes the binary the service runs as SYSTEM, and over http anyone on
+// the path may answer with another, and with the SHA256SUMS that vouch
+// for it.
+func requireHTTPS(u *url.URL, field string) error {
+	if strings.EqualFold(u.Scheme, "https") {
+		return nil
+	}
+	return fmt.Errorf("%s %q uses %s://, which anyone between this node and the server can answer with another package: "+
+		"publish the packages over https:// (or on a file share, \\\\server\\share\\...) and write that in %s's %s field",
+		field, u.Redacted(), u.Scheme, SettingsFile, field)
 }
 
 func isURL(s string) bool {
@@ -148,40 +166,114 @@ func sumsBeside(goos, loc string) string {
 	return ospath.Join(goos, ospath.Dir(goos, loc), release.SumsFile)
 }
 
-// Fetch copies the file at loc (an http(s) URL or a path, a share
-// included) to dst. The service runs as LocalSystem, which reaches a
-// share as the computer's domain account (DOMAIN\HOST$).
-func Fetch(ctx context.Context, loc, dst string) error {
+// Download bounds. A package is about 25 MiB; a slow site link moves it
+// in minutes.
+const (
+	// FetchTimeout bounds one download, connection to last byte.
+	FetchTimeout = 15 * time.Minute
+	// MaxSumsBytes bounds a SHA256SUMS file.
+	MaxSumsBytes = 1 << 20
+	// maxRedirects is as many as Go's client follows by default.
+	maxRedirects = 10
+)
+
+// Fetcher copies files from a package repository, within bounds.
+type Fetcher struct {
+	// Client makes the https requests; nil is one with the host's
+	// certificate roots. Its redirect policy is replaced by one that
+	// never leaves https.
+	Client *http.Client
+	// Timeout bounds each download; zero is FetchTimeout.
+	Timeout time.Duration
+}
+
+// Fetch copies the file at loc (an https URL or a path, a share
+// included) to dst, at most limit bytes of it, within the fetcher's
+// timeout and ctx. The service runs as LocalSystem, which reaches a share
+// as the computer's domain account (DOMAIN\HOST$). A partial file is
+// never left at dst.
+func (f Fetcher) Fetch(ctx context.Context, loc, dst string, limit int64) error {
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = FetchTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	var body io.ReadCloser
+	announced := int64(-1)
 	if isURL(loc) {
+		u, err := url.Parse(loc)
+		if err != nil {
+			return fmt.Errorf("fetch %s: %w", loc, err)
+		}
+		if err := requireHTTPS(u, "repository"); err != nil {
+			return fmt.Errorf("fetch: %w", err)
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
 		if err != nil {
 			return err
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := f.client().Do(req)
 		if err != nil {
-			return fmt.Errorf("fetch %s: %w", loc, err)
+			return fmt.Errorf("fetch %s: %w", u.Redacted(), err)
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()
-			return fmt.Errorf("fetch %s: the server answered %s: check the repository in %s and that the version is published", loc, resp.Status, SettingsFile)
+			return fmt.Errorf("fetch %s: the server answered %s: check the repository in %s and that the version is published", u.Redacted(), resp.Status, SettingsFile)
 		}
-		body = resp.Body
+		if resp.ContentLength > limit {
+			resp.Body.Close()
+			return fmt.Errorf("fetch %s: the server announces %d bytes, more than the %d such a file may be: check the repository in %s", u.Redacted(), resp.ContentLength, limit, SettingsFile)
+		}
+		body, announced = resp.Body, resp.ContentLength
 	} else {
-		f, err := os.Open(loc)
+		file, err := os.Open(loc)
 		if err != nil {
 			return fmt.Errorf("fetch %s: %w (a share must let this computer's account read it)", loc, err)
 		}
-		body = f
+		body = file
 	}
 	defer body.Close()
 	if err := writeDurable(dst, func(w io.Writer) error {
-		_, err := io.Copy(w, &ctxReader{ctx: ctx, r: body})
+		n, err := io.Copy(w, io.LimitReader(&ctxReader{ctx: ctx, r: body}, limit+1))
+		switch {
+		case err != nil:
+		case n > limit:
+			err = fmt.Errorf("it holds more than the %d bytes such a file may be: check the repository in %s", limit, SettingsFile)
+		case ctx.Err() != nil:
+			// A connection ended by the timeout may read as a clean
+			// end of the body: what came is not the whole file.
+			err = fmt.Errorf("ended after %d bytes: %w", n, ctx.Err())
+		case announced >= 0 && n != announced:
+			err = fmt.Errorf("the server announced %d bytes and sent %d: fetch it again", announced, n)
+		}
 		return err
 	}); err != nil {
 		return fmt.Errorf("fetch %s to %s: %w", loc, dst, err)
 	}
 	return nil
+}
+
+// client is the fetcher's client with a redirect policy that refuses to
+// leave https: a redirect to http:// would hand the package to whoever
+// is on the path after all.
+func (f Fetcher) client() *http.Client {
+	c := &http.Client{}
+	if f.Client != nil {
+		cp := *f.Client
+		c = &cp
+	}
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if !strings.EqualFold(req.URL.Scheme, "https") {
+			return fmt.Errorf("refusing the redirect from %s to %s, which is not https: publish the packages where no redirect leaves https",
+				via[len(via)-1].URL.Redacted(), req.URL.Redacted())
+		}
+		return nil
+	}
+	return c
 }
 
 // ctxReader stops a copy when ctx ends.

@@ -11,13 +11,17 @@ import (
 	"path/filepath"
 )
 
-// DirectorySDDL is the DACL for C:\etc\kubeedge and everything under it:
-// the configuration, the node's private key and certificates, the
-// database. P (protected) stops it from inheriting the looser ACL of C:\
-// or C:\etc, which lets every user read; OICI makes files (OI) and
+// DirectorySDDL is the security descriptor for C:\etc\kubeedge and every
+// other directory of the node: the configuration, the node's private key
+// and certificates, the database, the kubelet's root with its secret
+// volumes, logs, backups and the upgrade journal. O:BA makes
+// Administrators the owner: an owner may always rewrite the DACL, so a
+// user who created C:\etc\kubeedge before join would otherwise keep that
+// right. P (protected) stops the DACL from inheriting the looser ACL of
+// C:\ or C:\etc, which lets every user read; OICI makes files (OI) and
 // directories (CI) created later inherit it; FA is full control. No other
 // account, Users and Everyone included, gets any access.
-const DirectorySDDL = "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
+const DirectorySDDL = "O:BAD:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
 
 // ObjectSDDL is the security descriptor for edgecore's named kernel
 // objects, which other processes open by name: only SYSTEM and
@@ -36,7 +40,9 @@ const EventSDDL = ObjectSDDL
 
 // inheritOnlySDDL is an empty DACL. Set without protection on an entry
 // below the root, it leaves exactly the ACEs inherited from the root,
-// removing any explicit ACE that granted someone else access.
+// removing any explicit ACE that granted someone else access. The owner
+// below the root is set to the root's, so that no file in the tree stays
+// owned by whoever created it.
 const inheritOnlySDDL = "D:"
 
 // walk calls apply for root and for every file and directory below it,

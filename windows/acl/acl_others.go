@@ -13,3 +13,13 @@ func ApplyTree(root, _ string) error {
 func Describe(path string) (string, error) {
 	return "", fmt.Errorf("reading the access control list of %s: available only in the Windows build of edgecore", path)
 }
+
+// Read fails outside Windows.
+func Read(path string) (Security, error) {
+	return Security{}, fmt.Errorf("reading the owner and access control list of %s: available only in the Windows build of edgecore", path)
+}
+
+// Self fails outside Windows.
+func Self() (string, error) {
+	return "", fmt.Errorf("reading the account this process runs as: available only in the Windows build of edgecore")
+}

@@ -23,17 +23,18 @@ type dacl struct {
 	ACEs  []ace
 }
 
-// parseDACL parses an SDDL string that has only a D: part, as edgecore's
-// descriptors do (an O: or G: part would change the owner, which needs
-// privileges edgecore does not ask for).
+// parseDACL parses the D: part of an SDDL string, after an optional O:
+// part (the owner), which ParseSDDL's tests cover. It is independent of
+// ParseSDDL so that the descriptors are checked by a second reading.
 func parseDACL(t *testing.T, sddl string) dacl {
 	t.Helper()
-	rest, ok := strings.CutPrefix(sddl, "D:")
-	if !ok {
-		t.Fatalf("%q does not start with D: (only a DACL is expected)", sddl)
+	i := strings.Index(sddl, "D:")
+	if i < 0 || (i > 0 && !strings.HasPrefix(sddl, "O:")) {
+		t.Fatalf("%q: expected an optional O: part and a D: part", sddl)
 	}
+	rest := sddl[i+2:]
 	var d dacl
-	i := strings.IndexByte(rest, '(')
+	i = strings.IndexByte(rest, '(')
 	if i < 0 {
 		d.Flags = rest
 		return d
@@ -118,6 +119,16 @@ func checkOnlySystemAndAdmins(t *testing.T, name string, d dacl) {
 }
 
 func TestDirectorySDDL(t *testing.T) {
+	sec, err := ParseSDDL(DirectorySDDL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Owner != "BA" {
+		t.Errorf("DirectorySDDL owner = %q, want BA: a user who created the directory would otherwise keep the right to rewrite its ACL", sec.Owner)
+	}
+	if d := sec.Drift(); len(d) != 0 {
+		t.Errorf("DirectorySDDL drifts from itself: %v", d)
+	}
 	d := parseDACL(t, DirectorySDDL)
 	if !controlFlags(t, d.Flags)["P"] {
 		t.Errorf("DACL flags %q lack P: the directory would inherit C:\\'s ACL, which lets Users read", d.Flags)

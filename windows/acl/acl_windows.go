@@ -9,32 +9,39 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// ApplyTree gives root the DACL of sddl, protected from inheriting its
-// parent's, and resets every file and directory below root to carry only
-// what it inherits from root. Symbolic links and junctions below root are
-// left alone and not entered.
+// ApplyTree gives root the owner and DACL of sddl, the DACL protected
+// from inheriting its parent's, and resets every file and directory below
+// root to the same owner and a DACL of only what it inherits from root.
+// Symbolic links and junctions below root are left alone and not entered.
+// Setting the owner to Administrators needs no privilege when the caller
+// is SYSTEM or an elevated administrator: both hold that group with the
+// right to own.
 //
 // golang.org/x/sys at the version this module pins has
 // SecurityDescriptorFromString and SetNamedSecurityInfo but not
 // TreeSetNamedSecurityInfo, hence the walk.
 func ApplyTree(root, sddl string) error {
-	dacl, err := daclOf(sddl)
+	owner, dacl, err := parse(sddl)
 	if err != nil {
 		return err
 	}
-	inherit, err := daclOf(inheritOnlySDDL)
+	_, inherit, err := parse(inheritOnlySDDL)
 	if err != nil {
 		return err
+	}
+	var ownerInfo windows.SECURITY_INFORMATION
+	if owner != nil {
+		ownerInfo = windows.OWNER_SECURITY_INFORMATION
 	}
 	return walk(root, isLink, func(path string, isRoot bool) error {
 		if isRoot {
 			return windows.SetNamedSecurityInfo(path, windows.SE_FILE_OBJECT,
-				windows.DACL_SECURITY_INFORMATION|windows.PROTECTED_DACL_SECURITY_INFORMATION,
-				nil, nil, dacl, nil)
+				ownerInfo|windows.DACL_SECURITY_INFORMATION|windows.PROTECTED_DACL_SECURITY_INFORMATION,
+				owner, nil, dacl, nil)
 		}
 		return windows.SetNamedSecurityInfo(path, windows.SE_FILE_OBJECT,
-			windows.DACL_SECURITY_INFORMATION|windows.UNPROTECTED_DACL_SECURITY_INFORMATION,
-			nil, nil, inherit, nil)
+			ownerInfo|windows.DACL_SECURITY_INFORMATION|windows.UNPROTECTED_DACL_SECURITY_INFORMATION,
+			owner, nil, inherit, nil)
 	})
 }
 
@@ -47,17 +54,54 @@ func Describe(path string) (string, error) {
 	return sd.String(), nil
 }
 
+// Read returns the owner and DACL of path as Windows reports them.
+func Read(path string) (Security, error) {
+	sd, err := windows.GetNamedSecurityInfo(path, windows.SE_FILE_OBJECT,
+		windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION)
+	if err != nil {
+		return Security{}, fmt.Errorf("reading the owner and access control list of %s: %w", path, err)
+	}
+	return ParseSDDL(sd.String())
+}
+
+// Self is the SID of the account this process runs as when it runs
+// elevated (SYSTEM, or "Run as administrator"), and "" otherwise: only an
+// elevated process is proof that its account is an administrator, whose
+// files the checks may trust.
+func Self() (string, error) {
+	tok := windows.GetCurrentProcessToken()
+	if !tok.IsElevated() {
+		return "", nil
+	}
+	u, err := tok.GetTokenUser()
+	if err != nil {
+		return "", fmt.Errorf("reading the account this process runs as: %w", err)
+	}
+	return u.User.Sid.String(), nil
+}
+
 func daclOf(sddl string) (*windows.ACL, error) {
+	_, dacl, err := parse(sddl)
+	return dacl, err
+}
+
+// parse returns the owner (nil when sddl has no O: part) and the DACL of
+// sddl.
+func parse(sddl string) (*windows.SID, *windows.ACL, error) {
 	sd, err := windows.SecurityDescriptorFromString(sddl)
 	if err != nil {
-		return nil, fmt.Errorf("parsing security descriptor %q: %w", sddl, err)
+		return nil, nil, fmt.Errorf("parsing security descriptor %q: %w", sddl, err)
 	}
-	// The DACL points into sd, which the pointer keeps alive.
+	// Both point into sd, which the pointers keep alive.
+	owner, _, err := sd.Owner()
+	if err != nil {
+		return nil, nil, fmt.Errorf("security descriptor %q: reading its owner: %w", sddl, err)
+	}
 	dacl, _, err := sd.DACL()
 	if err != nil {
-		return nil, fmt.Errorf("security descriptor %q has no DACL: %w", sddl, err)
+		return nil, nil, fmt.Errorf("security descriptor %q has no DACL: %w", sddl, err)
 	}
-	return dacl, nil
+	return owner, dacl, nil
 }
 
 // isLink adds the reparse-point attribute to the mode test, so that a

@@ -47,6 +47,26 @@ func TestApplyTreeRestrictsTheTree(t *testing.T) {
 		t.Skip("applied without error; Wine does not store file ACLs to read back")
 	}
 
+	sec, err := Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := sec.Drift(); len(d) != 0 {
+		t.Errorf("root read back with owner and DACL %+v drifts: %v", sec, d)
+	}
+	for _, p := range []string{filepath.Dir(key), key} {
+		sec, err := Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !SameSID(sec.Owner, "BA") {
+			t.Errorf("%s is owned by %s, want Administrators", p, TrusteeName(sec.Owner))
+		}
+		if g := sec.Others(); len(g) != 0 {
+			t.Errorf("%s grants %v", p, g)
+		}
+	}
+
 	got, err := Describe(root)
 	if err != nil {
 		t.Fatal(err)
