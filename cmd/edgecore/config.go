@@ -74,11 +74,7 @@ func newConfigCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			findings, err := protect.Audit(targets, protect.HostACLs())
-			if err == nil {
-				err = protect.Refused(findings)
-			}
-			if err != nil {
+			if err := protect.Check(targets, protect.HostACLs()); err != nil {
 				return err
 			}
 			if err := config.WriteNewFile(output, data, 0o600, overwrite); err != nil {

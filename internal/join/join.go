@@ -386,11 +386,7 @@ func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 	// Before the token is written: a directory, or a parent, that another
 	// account owns would let it read the token or replace the node's
 	// files; each refusal names its own fix.
-	findings, err := protect.Audit(j.protected, j.sys.Protect)
-	if err != nil {
-		return err
-	}
-	return protect.Refused(findings)
+	return protect.Check(j.protected, j.sys.Protect)
 }
 
 func (j *Join) createDirs(_ context.Context, out io.Writer) error {

@@ -276,6 +276,16 @@ func Refused(findings []Finding) error {
 	return &RefusedError{Findings: refused}
 }
 
+// Check audits the targets and refuses what Enforce would not repair: what
+// a command checks before it changes anything.
+func Check(targets []Target, h Host) error {
+	findings, err := Audit(targets, h)
+	if err != nil {
+		return err
+	}
+	return Refused(findings)
+}
+
 // Repair is what Enforce changed on one directory.
 type Repair struct {
 	Path string

@@ -75,11 +75,7 @@ func elevate(command string) string {
 // owns, each with its fix. If the directories cannot be restricted the
 // service is removed again, so that install can simply be run again.
 func Install(c service.Config, logDir string, targets []protect.Target, sys System) (warnings []string, repairs []protect.Repair, err error) {
-	findings, err := protect.Audit(targets, sys.Protect)
-	if err != nil {
-		return nil, nil, fmt.Errorf("install service %q: %w", c.Name, err)
-	}
-	if err := protect.Refused(findings); err != nil {
+	if err := protect.Check(targets, sys.Protect); err != nil {
 		return nil, nil, fmt.Errorf("install service %q: %w", c.Name, err)
 	}
 	warnings, err = sys.Install(c)
