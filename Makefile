@@ -132,6 +132,7 @@ $(FAKECRI_EXE): $(FAKECRI_SOURCES) $(WORK)
 	GOOS=windows go build -trimpath -buildvcs=false -o $@ ./test/fakecri/cmd/fakecri
 
 wine-test: windows wine-setup $(FAKECRI_EXE)
+	KUBEEDGE_VERSION=$(KUBEEDGE_VERSION) KUBERNETES_VERSION=$(KUBERNETES_VERSION) \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(OUT)/windows-amd64/fakecri.exe go test -tags wine -count=1 -v ./test/wine/
 	GOOS=windows go test -c -o $(SERVICE_TEST) ./test/winservice/
 	EDGECORE_EXE='$(WIN_EXE_IN_WINE)' build/wine/run.sh $(SERVICE_TEST) -test.v -test.count=1

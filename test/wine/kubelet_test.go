@@ -109,6 +109,7 @@ func fakecriExe(t *testing.T) string {
 // build/wine/setup.sh puts into the prefix.
 func TestKubeletStartsAgainstFakeCRI(t *testing.T) {
 	exe := edgecoreExe(t)
+	_, kubernetes := upstreamVersions(t)
 	cri := startWine(t, fakecriExe(t), "--v")
 	if !cri.waitFor(time.Minute, "serving CRI v1 on npipe://./pipe/containerd-containerd") {
 		t.Fatalf("fakecri.exe did not start serving:\n%s", cri.log())
@@ -141,7 +142,7 @@ func TestKubeletStartsAgainstFakeCRI(t *testing.T) {
 	for _, want := range []string{
 		`"Container runtime initialized" containerRuntime="fakecri"`,
 		`apiVersion="v1"`,
-		`"Kubelet version" kubeletVersion="v1.30.7-kubeedge1"`,
+		`"Kubelet version" kubeletVersion="` + kubernetes + `"`,
 		`windowsPriorityClass="BELOW_NORMAL_PRIORITY_CLASS"`,
 		"Failed to listen to socket while starting device plugin registry",
 	} {

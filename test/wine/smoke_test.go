@@ -15,6 +15,7 @@ import (
 var windowsHost = config.Host{GOOS: config.Windows}
 
 func TestVersion(t *testing.T) {
+	kubeedge, kubernetes := upstreamVersions(t)
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		r := run(t, time.Minute, args...)
 		if r.code != 0 {
@@ -22,8 +23,8 @@ func TestVersion(t *testing.T) {
 		}
 		for _, want := range []string{
 			"edgecore for Windows v",
-			"KubeEdge:   v1.20.0",
-			"Kubernetes: v1.30.7-kubeedge1",
+			"KubeEdge:   " + kubeedge,
+			"Kubernetes: " + kubernetes,
 			"Git commit: ",
 			"windows/amd64",
 		} {

@@ -51,6 +51,18 @@ func edgecoreExe(t *testing.T) string {
 	return exe
 }
 
+// upstreamVersions are the KubeEdge and Kubernetes releases edgecore.exe
+// was built from: the Makefile reads them off go.mod, so a move to a new
+// upstream needs no edit here.
+func upstreamVersions(t *testing.T) (kubeedge, kubernetes string) {
+	t.Helper()
+	kubeedge, kubernetes = os.Getenv("KUBEEDGE_VERSION"), os.Getenv("KUBERNETES_VERSION")
+	if kubeedge == "" || kubernetes == "" {
+		t.Fatal("KUBEEDGE_VERSION or KUBERNETES_VERSION is not set: run these tests with `make wine-test`")
+	}
+	return kubeedge, kubernetes
+}
+
 type result struct {
 	stdout, stderr string
 	code           int
