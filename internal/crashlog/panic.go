@@ -10,8 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
 
 // PanicLogName is the file beside the log file that receives the service's
@@ -24,7 +27,13 @@ const OldSuffix = ".old"
 
 // PanicLogPath is the panic log that belongs to the log file logFile.
 func PanicLogPath(logFile string) string {
-	return filepath.Join(filepath.Dir(logFile), PanicLogName)
+	return PanicLogPathFor(runtime.GOOS, logFile)
+}
+
+// PanicLogPathFor is PanicLogPath for a host running goos, so that join's
+// tests on Linux name the file a Windows node writes.
+func PanicLogPathFor(goos, logFile string) string {
+	return ospath.Join(goos, ospath.Dir(goos, logFile), PanicLogName)
 }
 
 // OpenPanicLog opens the panic log at path for this run, creating its

@@ -467,7 +467,9 @@ const (
 	keyFile  = `C:\etc\kubeedge\certs\server.key`
 	dbFile   = `C:\var\lib\kubeedge\edgecore.db`
 	logFile  = `C:\var\log\kubeedge\edgecore.log`
-	exe      = `C:\Program Files\edgecore\edgecore.exe`
+	// panicFile is where the service's standard error goes.
+	panicFile = `C:\var\log\kubeedge\panic.log`
+	exe       = `C:\Program Files\edgecore\edgecore.exe`
 	// A token of the shape `keadm gettoken` prints.
 	testToken  = "3f6e2b1c9d8a7f6e5d4c3b2a19087f6e5d4c3b2a19087f6e5d4c3b2a19087f6e.eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE4OTM0NTYwMDB9.c2lnbmF0dXJlLW9mLXRoZS1qb2luLXRva2Vu"
 	testSecret = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE4OTM0NTYwMDB9.c2lnbmF0dXJlLW9mLXRoZS1qb2luLXRva2Vu"
@@ -476,9 +478,11 @@ const (
 // klog lines as upstream edgehub writes them.
 const (
 	logLineConnected = "I0102 03:04:09.000000    4321 websocket.go:93] Websocket connect to cloud access successful\n"
-	logLineRefused   = "F0102 03:04:07.000000    4321 certmanager.go:83] failed to apply the edge certs, err: failed to get edge certificate from the cloudcore, error: failed to call http, code: 401, message: token validation failure, err: signature is invalid\n"
-	logLineWrongCA   = "F0102 03:04:07.000000    4321 certmanager.go:83] failed to apply the edge certs, err: failed to validate CA certificate. tokenCAhash: 3f6e, CAhash: 9a9a\n"
-	logLineNoHub     = "E0102 03:04:08.000000    4321 edgehub.go:105] connection failed: dial tcp 192.168.50.10:10000: i/o timeout, will reconnect after 30s\n"
+	// panicRefused is how KubeEdge v1.23 reports a refused token.
+	panicRefused   = "panic: failed to apply the edge certs, err: failed to get edge certificate from the cloudcore, error: failed to call http, code: 401, message: token validation failure\n\ngoroutine 94 [running]:\ngithub.com/kubeedge/kubeedge/edge/pkg/edgehub/certificate.(*CertManager).Start(0xc000a1c000)"
+	logLineRefused = "F0102 03:04:07.000000    4321 certmanager.go:83] failed to apply the edge certs, err: failed to get edge certificate from the cloudcore, error: failed to call http, code: 401, message: token validation failure, err: signature is invalid\n"
+	logLineWrongCA = "F0102 03:04:07.000000    4321 certmanager.go:83] failed to apply the edge certs, err: failed to validate CA certificate. tokenCAhash: 3f6e, CAhash: 9a9a\n"
+	logLineNoHub   = "E0102 03:04:08.000000    4321 edgehub.go:105] connection failed: dial tcp 192.168.50.10:10000: i/o timeout, will reconnect after 30s\n"
 )
 
 func (w *world) options() Options {
@@ -516,6 +520,19 @@ func (w *world) edgecoreIssues(blanks bool) {
 
 // edgecoreLogs makes the started service log line after 2 s, as edgecore
 // does before exiting when its token is refused.
+// edgecorePanics is what KubeEdge v1.23's certificate manager does when
+// the token gets it no certificates: it panics, and the Go runtime writes
+// the panic to standard error, which the service sends to panic.log.
+func (w *world) edgecorePanics(panicText string) {
+	w.services.onStart = func() {
+		w.clock.after(2*time.Second, func() {
+			w.fs.write(dbFile, "DB")
+			w.fs.appendTo(logFile, "I0102 03:04:06.000000    4321 certmanager.go:80] Reuse the token to obtain the certificate\n")
+			w.fs.write(panicFile, panicText)
+		})
+	}
+}
+
 func (w *world) edgecoreLogs(line string) {
 	w.services.onStart = func() {
 		w.clock.after(2*time.Second, func() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -95,6 +96,10 @@ type Join struct {
 	installed   bool
 	newFiles    []string
 	logOffset   int64
+	// panicBefore is the panic log as it was before the service started
+	// (nil if there was none), so that only what this attempt wrote to it
+	// is read.
+	panicBefore fs.FileInfo
 }
 
 // Run checks the inputs and joins the node, printing each step to out; with
@@ -523,6 +528,9 @@ func (j *Join) installService(_ context.Context, out io.Writer) error {
 	// Only what edgecore logs from now on tells about this attempt.
 	if info, err := j.sys.FS.Lstat(j.o.LogFile); err == nil {
 		j.logOffset = info.Size()
+	}
+	if info, err := j.sys.FS.Lstat(j.panicLog()); err == nil {
+		j.panicBefore = info
 	}
 	warnings, err := j.sys.Services.Install(j.svc)
 	switch {

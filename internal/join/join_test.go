@@ -236,6 +236,40 @@ func TestJoinTokenRefusedRollsBack(t *testing.T) {
 	}
 }
 
+// KubeEdge v1.23 panics where v1.20 logged and exited: the refusal is in
+// panic.log, not in the log file, and join must still name it at once.
+func TestJoinTokenRefusedInThePanicLog(t *testing.T) {
+	w := newWorld(t)
+	w.edgecorePanics(panicRefused)
+	var out bytes.Buffer
+	start := w.clock.now
+	err := Run(context.Background(), &out, w.options(), w.system())
+	se := stepError(t, err, 8)
+	if se.Step != stepWait {
+		t.Errorf("step %q", se.Step)
+	}
+	mustContain(t, "error", err.Error(), "cloudcore rejected the token", "code: 401", "run `keadm gettoken` on the cloud side",
+		"rolled back: install and start the service, write the configuration, create directories")
+	if waited := w.clock.now.Sub(start); waited > time.Minute {
+		t.Errorf("join waited %v for a failure edgecore reported after 2 s", waited)
+	}
+	if len(w.services.installed) != 0 {
+		t.Errorf("service left installed")
+	}
+}
+
+// A panic log an earlier attempt left behind says nothing about this one.
+func TestJoinIgnoresAnEarlierPanicLog(t *testing.T) {
+	w := newWorld(t)
+	w.fs.mkdirAll(`C:\var\log\kubeedge`)
+	w.fs.write(panicFile, panicRefused)
+	w.edgecoreIssues(true)
+	var out bytes.Buffer
+	if err := Run(context.Background(), &out, w.options(), w.system()); err != nil {
+		t.Fatalf("join failed on the earlier attempt's panic log: %v\n%s", err, out.String())
+	}
+}
+
 func sameSet(a, b []string) bool {
 	m := map[string]int{}
 	for _, x := range a {

@@ -9,12 +9,16 @@ import (
 	"io/fs"
 	"strings"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 )
 
-// What upstream edgehub (KubeEdge v1.20) logs and join waits for. The
-// certificate manager ends the process with "failed to apply the edge
-// certs, err: <cause>" when it cannot get the certificates with the token;
-// the causes below are its wordings, and cloudcore's for a refused token.
+// What upstream edgehub (KubeEdge v1.23) reports and join waits for. The
+// certificate manager panics with "failed to apply the edge certs, err:
+// <cause>" when it cannot get the certificates with the token (v1.20 logged
+// it and exited; a panic goes to standard error, which the service sends to
+// panic.log, so join reads both); the causes below are its wordings, and
+// cloudcore's for a refused token.
 // Once certificates exist, the hub client logs "Websocket connect to cloud
 // access successful" (or "Quic connect ...") for each connection, and
 // edgehub "connection failed: <cause>, will reconnect after ..." for each
@@ -112,11 +116,37 @@ func certFailure(msg string) error {
 // logCause reads what edgecore has logged during this attempt and returns
 // the certificate failure it reports, if any.
 func (j *Join) logCause() error {
+	if err := j.panicCause(); err != nil {
+		return err
+	}
 	data, _, err := j.sys.FS.Tail(j.o.LogFile, j.logOffset)
 	if err != nil {
 		return nil
 	}
 	return (&logWatch{offset: j.logOffset}).feed(data)
+}
+
+func (j *Join) panicLog() string { return crashlog.PanicLogPathFor(j.goos, j.o.LogFile) }
+
+// panicCause returns the certificate failure edgecore wrote to its panic
+// log during this attempt, if any. Each start of edgecore moves a
+// non-empty panic log aside and begins a new one, so a file that differs
+// in size or time from the one seen before the service started is this
+// attempt's.
+func (j *Join) panicCause() error {
+	info, err := j.sys.FS.Lstat(j.panicLog())
+	if err != nil || info.Size() == 0 {
+		return nil
+	}
+	if b := j.panicBefore; b != nil && b.Size() == info.Size() && b.ModTime().Equal(info.ModTime()) {
+		return nil
+	}
+	data, _, err := j.sys.FS.Tail(j.panicLog(), 0)
+	if err != nil {
+		return nil
+	}
+	// The last line may lack its newline; feed reads whole lines.
+	return (&logWatch{}).feed(append(data, '\n'))
 }
 
 func (j *Join) wait(ctx context.Context, out io.Writer) error {
@@ -141,6 +171,9 @@ func (j *Join) wait(ctx context.Context, out io.Writer) error {
 		}
 		log.offset = next
 		if err := log.feed(data); err != nil {
+			return err
+		}
+		if err := j.panicCause(); err != nil {
 			return err
 		}
 		now := clock.Now()
