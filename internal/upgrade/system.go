@@ -111,10 +111,10 @@ type Paths struct {
 // NewPaths places the upgrade's files in l.
 func NewPaths(l config.Layout) Paths {
 	g := l.GOOS
-	state := ospath.Join(g, l.KubeEdgeDir, "upgrade")
+	state := l.UpgradeDir
 	return Paths{
 		GOOS:        g,
-		BackupRoot:  ospath.Join(g, l.KubeEdgeDir, "backup"),
+		BackupRoot:  l.BackupDir,
 		StateDir:    state,
 		Journal:     ospath.Join(g, state, "journal.json"),
 		Health:      ospath.Join(g, state, "health.json"),
