@@ -59,6 +59,9 @@ type Services interface {
 	Query(name string) (service.Status, error)
 	Start(name string) error
 	Stop(name string) error
+	// SetCommandLine replaces the service's command line in one write
+	// (service.SetCommandLine).
+	SetCommandLine(name, line string) error
 }
 
 // Env is the host an upgrade acts on.
