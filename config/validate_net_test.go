@@ -88,14 +88,20 @@ func TestFieldValuesWindowsAndTheKubeletCannotUse(t *testing.T) {
 			[]string{"database.dataSource", `edge:core.db`, `Windows does not allow ':'`, `rename it, for example to C:\var\lib\kubeedge\edgecore.db`}},
 		{"root directory a device", func(c *v1alpha2.EdgeCoreConfig) { c.Modules.Edged.RootDirectory = `C:\var\lib\NUL` },
 			[]string{"modules.edged.rootDirectory", `"C:\\var\\lib\\NUL"`, "NUL is a device name on Windows", `C:\var\lib\kubelet`}},
-		{"key file COM1.key", func(c *v1alpha2.EdgeCoreConfig) { c.Modules.EdgeHub.TLSPrivateKeyFile = `C:\etc\kubeedge\certs\COM1.key` },
+		{"key file COM1.key", func(c *v1alpha2.EdgeCoreConfig) {
+			c.Modules.EdgeHub.TLSPrivateKeyFile = `C:\etc\kubeedge\certs\COM1.key`
+		},
 			[]string{"modules.edgeHub.tlsPrivateKeyFile", "COM1 is a device name"}},
-		{"pod logs with a wildcard", func(c *v1alpha2.EdgeCoreConfig) { c.Modules.Edged.TailoredKubeletConfig.PodLogsDir = `C:\var\log\pods*` },
+		{"pod logs with a wildcard", func(c *v1alpha2.EdgeCoreConfig) {
+			c.Modules.Edged.TailoredKubeletConfig.PodLogsDir = `C:\var\log\pods*`
+		},
 			[]string{"modules.edged.tailoredKubeletConfig.podLogsDir", `'*'`}},
 		{"static pods with a pipe", func(c *v1alpha2.EdgeCoreConfig) {
 			c.Modules.Edged.TailoredKubeletConfig.StaticPodPath = `C:\etc\kubeedge\manifests|x`
 		}, []string{"staticPodPath", `'|'`}},
-		{"CA with a control character", func(c *v1alpha2.EdgeCoreConfig) { c.Modules.EdgeHub.TLSCAFile = "C:\\etc\\kubeedge\\ca\\root\x07CA.crt" },
+		{"CA with a control character", func(c *v1alpha2.EdgeCoreConfig) {
+			c.Modules.EdgeHub.TLSCAFile = "C:\\etc\\kubeedge\\ca\\root\x07CA.crt"
+		},
 			[]string{"modules.edgeHub.tlsCaFile", "control character U+0007"}},
 		{"quotes and angle brackets", func(c *v1alpha2.EdgeCoreConfig) { c.Modules.Edged.RootDirectory = `C:\var\"lib"\<kubelet>` },
 			[]string{"modules.edged.rootDirectory", `'"'`}},
