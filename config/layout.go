@@ -40,6 +40,11 @@ type Layout struct {
 	// LogDir and LogFile are edgecore's own log (always used as a service).
 	LogDir  string
 	LogFile string
+	// BackupDir holds one backup per version an upgrade replaced (binary,
+	// configuration with the join token, database); UpgradeDir the
+	// upgrade journal, the health record and the staged packages.
+	BackupDir  string
+	UpgradeDir string
 	// ContainerdDir is containerd's installation: on Windows
 	// %ProgramFiles%\containerd, which holds config.toml and the CNI
 	// directories; elsewhere /etc/containerd.
@@ -100,7 +105,21 @@ func NewLayout(host Host) Layout {
 	l.VolumePluginDir = ospath.Join(goos, root, "usr", "libexec", "kubernetes", "kubelet-plugins", "volume", "exec")
 	l.LogDir = ospath.Join(goos, root, "var", "log", "kubeedge")
 	l.LogFile = ospath.Join(goos, l.LogDir, "edgecore.log")
+	l.BackupDir = ospath.Join(goos, l.KubeEdgeDir, "backup")
+	l.UpgradeDir = ospath.Join(goos, l.KubeEdgeDir, "upgrade")
 	return l
+}
+
+// NodeDirs are the directories that belong to edgecore alone: the kubeedge
+// directory (configuration, certificates, static pods, backups, upgrade
+// journal), the database's directory and edgecore's log directory. reset
+// removes files only inside them, whatever a configuration names: a
+// configuration is an input, and one that points the CA or the database
+// at C:\Windows or another program's files must not make reset delete
+// them. The kubelet's root and the pod logs are not listed: they hold
+// what pods mounted and wrote, which reset leaves alone.
+func (l Layout) NodeDirs() []string {
+	return []string{l.KubeEdgeDir, ospath.Dir(l.GOOS, l.DataSource), l.LogDir}
 }
 
 // systemDrive is %SystemDrive% as "X:", or DefaultSystemDrive when it is

@@ -24,6 +24,8 @@ func TestLayoutOfTheDefaultWindowsHost(t *testing.T) {
 		VolumePluginDir:      `C:\usr\libexec\kubernetes\kubelet-plugins\volume\exec`,
 		LogDir:               `C:\var\log\kubeedge`,
 		LogFile:              `C:\var\log\kubeedge\edgecore.log`,
+		BackupDir:            `C:\etc\kubeedge\backup`,
+		UpgradeDir:           `C:\etc\kubeedge\upgrade`,
 		ContainerdDir:        `C:\Program Files\containerd`,
 		ContainerdConfigFile: `C:\Program Files\containerd\config.toml`,
 		CNIConfDir:           `C:\Program Files\containerd\cni\conf`,
@@ -68,6 +70,8 @@ func TestLayoutOfLinuxIsUnchanged(t *testing.T) {
 		VolumePluginDir:      "/usr/libexec/kubernetes/kubelet-plugins/volume/exec",
 		LogDir:               "/var/log/kubeedge",
 		LogFile:              "/var/log/kubeedge/edgecore.log",
+		BackupDir:            "/etc/kubeedge/backup",
+		UpgradeDir:           "/etc/kubeedge/upgrade",
 		ContainerdDir:        "/etc/containerd",
 		ContainerdConfigFile: "/etc/containerd/config.toml",
 		CNIConfDir:           "/etc/cni/net.d",
@@ -220,5 +224,31 @@ func TestWindowsSamplesTakeTheirPathsFromTheLayout(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("sample paths\n got %v\nwant %v", got, want)
+	}
+}
+
+// The node's own directories are the ones reset may remove files from:
+// never a drive root, Windows' own directories or the kubelet's.
+func TestNodeDirs(t *testing.T) {
+	l := NewLayout(Host{GOOS: Windows, SystemDrive: "D:"})
+	want := []string{`D:\etc\kubeedge`, `D:\var\lib\kubeedge`, `D:\var\log\kubeedge`}
+	if got := l.NodeDirs(); !reflect.DeepEqual(got, want) {
+		t.Errorf("NodeDirs() = %q, want %q", got, want)
+	}
+	for _, d := range l.NodeDirs() {
+		for _, not := range []string{`D:\`, `D:\Windows`, `D:\var\lib\kubelet`, `D:\var\log\pods`, `D:\Program Files`} {
+			if ospath.Within(Windows, d, not) {
+				t.Errorf("%s is inside the node directory %s", not, d)
+			}
+		}
+	}
+	for _, in := range []string{l.BackupDir, l.UpgradeDir, l.ConfigFile, l.KeyFile, l.DataSource, l.LogFile, l.StaticPodDir} {
+		found := false
+		for _, d := range l.NodeDirs() {
+			found = found || ospath.Within(Windows, d, in)
+		}
+		if !found {
+			t.Errorf("%s, a file of the node, is outside its directories %q", in, l.NodeDirs())
+		}
 	}
 }

@@ -22,7 +22,9 @@ func newResetCommand() *cobra.Command {
 		Use:   "reset",
 		Short: "Remove the edgecore service and what join set up on this host",
 		Long: "Stop and delete the edgecore service, then remove the configuration, the node certificates,\n" +
-			"the database (unless --keep-data) and edgecore's logs. containerd, its containers and images,\n" +
+			"the database (unless --keep-data), the upgrade backups and journal, and edgecore's logs. Only files\n" +
+			"inside the node's own directories are removed: a file the configuration names elsewhere is left and\n" +
+			"named, and a --config that cannot be read as a configuration is kept. containerd, its containers and images,\n" +
 			"the CNI configuration and the kubelet's directory are left alone; --network also removes the HNS\n" +
 			"network and host endpoint that cni-config created. It asks before removing anything; without a\n" +
 			"terminal to ask on, pass --force.",

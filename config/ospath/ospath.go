@@ -13,6 +13,7 @@
 package ospath
 
 import (
+	"fmt"
 	"path"
 	"strings"
 )
@@ -235,4 +236,48 @@ func Within(goos, dir, p string) bool {
 		return strings.EqualFold(p[:len(prefix)], prefix)
 	}
 	return p[:len(prefix)] == prefix
+}
+
+// reservedNames are the device names Windows resolves in every directory:
+// C:\data\NUL, and on Windows Server (like every release before Windows
+// 11) also C:\data\NUL.txt, is the null device, not a file.
+var reservedNames = []string{"CON", "PRN", "AUX", "NUL",
+	"COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9",
+	"LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9"}
+
+// BadName returns the first name of p that goos cannot store as a file or
+// directory, and why; "" when there is none. On Windows a name may not
+// hold < > : " | ? * or a control character (the volume's drive colon
+// is not part of a name), nor be a device name such as NUL or COM1, with
+// or without an extension and trailing spaces. Elsewhere only NUL is
+// refused. . and .. are left to Clean.
+func BadName(goos, p string) (name, why string) {
+	vol := volumeLen(goos, p)
+	for _, n := range strings.FieldsFunc(p[vol:], func(r rune) bool { return r < 0x80 && IsSeparator(goos, byte(r)) }) {
+		if goos != Windows {
+			if strings.IndexByte(n, 0) >= 0 {
+				return n, "it holds a NUL character"
+			}
+			continue
+		}
+		for _, r := range n {
+			switch {
+			case r < 0x20:
+				return n, fmt.Sprintf("it holds the control character %U", r)
+			case strings.ContainsRune(`<>:"|?*`, r):
+				return n, fmt.Sprintf("Windows does not allow %q in a file or directory name", r)
+			}
+		}
+		base := strings.TrimRight(n, " ")
+		if i := strings.IndexByte(base, '.'); i >= 0 {
+			base = base[:i]
+		}
+		base = strings.TrimRight(base, " ")
+		for _, r := range reservedNames {
+			if strings.EqualFold(base, r) {
+				return n, fmt.Sprintf("%s is a device name on Windows, not a file", r)
+			}
+		}
+	}
+	return "", ""
 }

@@ -197,3 +197,44 @@ func TestSeparator(t *testing.T) {
 		t.Error("IsSeparator disagrees with the OS rules")
 	}
 }
+
+func TestBadName(t *testing.T) {
+	for _, tc := range []struct {
+		goos, p, name string
+	}{
+		{Windows, `C:\etc\kubeedge\edgecore.db`, ""},
+		{Windows, `\\server\share\kube edge\x.db`, ""},
+		{Windows, `D:\données\ÿ\日本`, ""},
+		{Windows, `C:\var\lib\kube:edge\x.db`, "kube:edge"},
+		{Windows, `C:\var\lib\a<b`, "a<b"},
+		{Windows, `C:\var\lib\a>b`, "a>b"},
+		{Windows, `C:\var\"lib"`, `"lib"`},
+		{Windows, `C:\var\lib|x`, "lib|x"},
+		{Windows, `C:\var\what?\x`, "what?"},
+		{Windows, `C:\var\*\x`, "*"},
+		{Windows, "C:\\var\\lib\tx", "lib\tx"},
+		{Windows, "C:\\var\\lib\x00x", "lib\x00x"},
+		{Windows, "C:\\var\\li\x1bb", "li\x1bb"},
+		{Windows, `C:\var\NUL`, "NUL"},
+		{Windows, `C:\var\nul\edgecore.db`, "nul"},
+		{Windows, `C:\var\lib\con.db`, "con.db"},
+		{Windows, `C:\var\lib\Com1`, "Com1"},
+		{Windows, `C:\var\lib\LPT9.log`, "LPT9.log"},
+		{Windows, `C:\var\lib\AUX .txt`, "AUX .txt"},
+		{Windows, `C:\var\lib\prn  `, "prn  "},
+		// Not device names.
+		{Windows, `C:\var\lib\COM10\CONSOLE\nul1\lpt\auxiliary`, ""},
+		// The drive's colon is not part of a name; a second one is.
+		{Windows, `C:\a\C:\b`, "C:"},
+		{"linux", `/var/lib/a:b/<c>|*?`, ""},
+		{"linux", "/var/lib/a\x00b", "a\x00b"},
+	} {
+		name, why := BadName(tc.goos, tc.p)
+		if name != tc.name {
+			t.Errorf("BadName(%s, %q) = %q (%s), want %q", tc.goos, tc.p, name, why, tc.name)
+		}
+		if name != "" && why == "" {
+			t.Errorf("BadName(%s, %q): no reason", tc.goos, tc.p)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
@@ -47,9 +48,13 @@ type NetworkRemover interface {
 var ErrCancelled = errors.New("reset cancelled; nothing was changed")
 
 // Reset removes what join set up: the service, the configuration, the
-// certificates, the database (unless o.KeepData) and the logs. containerd,
-// its containers and images, the CNI configuration and the kubelet's
-// directory are left alone. Unless o.Force, it shows what it will remove
+// certificates, the database (unless o.KeepData), the upgrade backups and
+// journal, and the logs. It removes files only inside the node's own
+// directories (config.Layout.NodeDirs): a file the configuration names
+// elsewhere is left and named in the output with its field, and a
+// --config that cannot be read as a configuration is never removed.
+// containerd, its containers and images, the CNI configuration and the
+// kubelet's directory are left alone. Unless o.Force, it shows what it will remove
 // and asks on out, reading the answer from in; when in is not a terminal
 // (interactive false) it refuses and asks for --force instead.
 func Reset(ctx context.Context, in io.Reader, out io.Writer, interactive bool, o ResetOptions, sys System) error {
@@ -108,6 +113,19 @@ type reset struct {
 	sys  System
 	goos string
 	cfg  *v1alpha2.EdgeCoreConfig
+	// loaded is set when cfg was read from o.ConfigFile. Otherwise the
+	// file is not known to be a configuration (a mistyped --config may
+	// name any file) and is never removed.
+	loaded bool
+	// layout gives the node's own directories, the only ones reset
+	// removes files from.
+	layout config.Layout
+}
+
+// named is a file reset would remove, with the field or flag that names
+// it, for the message when it lies outside the node's directories.
+type named struct {
+	field, path string
 }
 
 // newReset reads the node's configuration for the paths to remove. A
@@ -117,12 +135,13 @@ func newReset(o ResetOptions, sys System, out io.Writer) *reset {
 	if o.ServiceName == "" {
 		o.ServiceName = service.DefaultName
 	}
-	r := &reset{o: o, sys: sys, goos: o.Host.GOOS}
+	r := &reset{o: o, sys: sys, goos: o.Host.GOOS, layout: config.NewLayout(o.Host)}
 	ok, err := exists(sys.FS, o.ConfigFile)
 	if err == nil && ok {
 		r.cfg, err = sys.LoadConfig(o.ConfigFile)
 	}
 	if r.cfg != nil {
+		r.loaded = true
 		return r
 	}
 	switch {
@@ -138,14 +157,77 @@ func newReset(o ResetOptions, sys System, out io.Writer) *reset {
 
 func (r *reset) nodeName() string { return r.cfg.Modules.Edged.HostnameOverride }
 
-func (r *reset) certFiles() []string {
+func (r *reset) certFiles() []named {
 	hub := r.cfg.Modules.EdgeHub
-	return []string{hub.TLSCAFile, hub.TLSCertFile, hub.TLSPrivateKeyFile}
+	return []named{
+		{"modules.edgeHub.tlsCaFile", hub.TLSCAFile},
+		{"modules.edgeHub.tlsCertFile", hub.TLSCertFile},
+		{"modules.edgeHub.tlsPrivateKeyFile", hub.TLSPrivateKeyFile},
+	}
 }
 
-func (r *reset) dbFiles() []string {
+func (r *reset) dbFiles() []named {
 	db := r.cfg.DataBase.DataSource
-	return []string{db, db + "-journal", db + "-wal", db + "-shm"}
+	const f = "database.dataSource"
+	return []named{{f, db}, {f, db + "-journal"}, {f, db + "-wal"}, {f, db + "-shm"}}
+}
+
+// configFiles is the configuration, when reset may remove it.
+func (r *reset) configFiles() []named {
+	return []named{{"--config", r.o.ConfigFile}}
+}
+
+// inside reports whether p lies inside one of the node's own directories.
+// Only the path's text is judged here; removeFiles also refuses a path
+// that passes through a link.
+func (r *reset) inside(p string) bool {
+	if !ospath.IsAbs(r.goos, p) {
+		return false
+	}
+	for _, d := range r.layout.NodeDirs() {
+		if ospath.Within(r.goos, d, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// split separates the files reset may remove from those it leaves.
+func (r *reset) split(files []named) (remove []string, leave []named) {
+	for _, f := range files {
+		if f.path == "" {
+			continue
+		}
+		if r.inside(f.path) {
+			remove = append(remove, f.path)
+		} else {
+			leave = append(leave, f)
+		}
+	}
+	return remove, leave
+}
+
+// describe is a step's description: what it removes, and what it leaves
+// because it lies outside the node's directories.
+func (r *reset) describe(files []named) string {
+	remove, leave := r.split(files)
+	var parts []string
+	if len(remove) > 0 {
+		parts = append(parts, "remove "+strings.Join(remove, ", "))
+	}
+	for _, f := range leave {
+		parts = append(parts, fmt.Sprintf("leave %s (%s): outside the node's directories", f.path, f.field))
+	}
+	if len(parts) == 0 {
+		return "nothing to remove"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// outsideLine says why a file is left, and what the operator may do.
+func (r *reset) outsideLine(f named) string {
+	return fmt.Sprintf("left %s, which %s names: it is outside the node's directories (%s), and reset removes nothing outside them; "+
+		"remove it yourself if nothing else uses it", f.path, f.field, strings.Join(r.layout.NodeDirs(), ", "))
 }
 
 // emptyDirs are removed at the end when nothing is left in them, deepest
@@ -162,7 +244,7 @@ func (r *reset) emptyDirs() []string {
 	}
 	add(ospath.Dir(r.goos, r.o.ConfigFile))
 	for _, f := range r.certFiles() {
-		add(ospath.Dir(r.goos, f))
+		add(ospath.Dir(r.goos, f.path))
 	}
 	if !r.o.KeepData {
 		add(ospath.Dir(r.goos, r.cfg.DataBase.DataSource))
@@ -170,7 +252,16 @@ func (r *reset) emptyDirs() []string {
 	if k := r.cfg.Modules.Edged.TailoredKubeletConfig; k != nil && k.StaticPodPath != "" {
 		add(k.StaticPodPath)
 	}
-	add(config.NewLayout(r.o.Host).KubeEdgeDir)
+	add(r.layout.KubeEdgeDir)
+	// An empty directory elsewhere may still be someone's: only the
+	// node's own are removed.
+	kept := dirs[:0]
+	for _, d := range dirs {
+		if r.inside(d) {
+			kept = append(kept, d)
+		}
+	}
+	dirs = kept
 	// Deeper paths first, so that a parent is tried after its children.
 	for i := 1; i < len(dirs); i++ {
 		for k := i; k > 0 && len(dirs[k]) > len(dirs[k-1]); k-- {
@@ -197,16 +288,10 @@ func (r *reset) plan() Plan {
 			Description: fmt.Sprintf("stop the service %q, wait until it has stopped, and delete it", r.o.ServiceName),
 			Do:          r.removeService,
 		},
-		{
-			Name:        "remove the configuration",
-			Description: "remove " + r.o.ConfigFile,
-			Do: func(_ context.Context, out io.Writer) error {
-				return r.removeFiles(out, []string{r.o.ConfigFile})
-			},
-		},
+		r.configStep(),
 		{
 			Name:        "remove the certificates",
-			Description: "remove " + strings.Join(r.certFiles(), ", "),
+			Description: r.describe(r.certFiles()),
 			Do: func(_ context.Context, out io.Writer) error {
 				return r.removeFiles(out, r.certFiles())
 			},
@@ -215,30 +300,33 @@ func (r *reset) plan() Plan {
 	if !r.o.KeepData {
 		steps = append(steps, Step{
 			Name:        "remove the database",
-			Description: "remove " + r.cfg.DataBase.DataSource + " (--keep-data keeps it)",
+			Description: r.describe(r.dbFiles()[:1]) + " (--keep-data keeps it)",
 			Do: func(_ context.Context, out io.Writer) error {
 				return r.removeFiles(out, r.dbFiles())
 			},
 		})
 	}
+	backups := []string{r.layout.BackupDir, r.layout.UpgradeDir}
 	steps = append(steps,
+		Step{
+			// Backups hold copies of the configuration (with the join
+			// token) and of the database: leaving them would keep what
+			// reset just removed.
+			Name:        "remove the upgrade backups and journal",
+			Description: "remove " + strings.Join(backups, " and ") + " and everything in them (copies of the binary, configuration and database)",
+			Do: func(_ context.Context, out io.Writer) error {
+				return r.removeTrees(out, backups)
+			},
+		},
 		Step{
 			Name:        "remove the logs",
 			Description: "remove " + logDir + " and everything in it",
 			Do: func(_ context.Context, out io.Writer) error {
-				ok, err := exists(r.sys.FS, logDir)
-				if err != nil {
-					return err
+				if !r.inside(logDir) {
+					fmt.Fprintln(out, r.outsideLine(named{"the log file", logDir}))
+					return nil
 				}
-				if err := RemoveTree(r.sys.FS, r.goos, logDir); err != nil {
-					return WithFix(err, "close whatever holds the files open (an editor, a `Get-Content -Wait`), "+fixResetAgain)
-				}
-				if ok {
-					fmt.Fprintf(out, "removed %s\n", logDir)
-				} else {
-					fmt.Fprintf(out, "%s does not exist\n", logDir)
-				}
-				return nil
+				return r.removeTrees(out, []string{logDir})
 			},
 		},
 	)
@@ -276,9 +364,106 @@ func (r *reset) removeService(_ context.Context, out io.Writer) error {
 	return err
 }
 
-func (r *reset) removeFiles(out io.Writer, files []string) error {
+// configStep removes the configuration, only when it was read as one and
+// lies inside the node's directories.
+func (r *reset) configStep() Step {
+	step := Step{Name: "remove the configuration"}
+	if !r.loaded {
+		ok, err := exists(r.sys.FS, r.o.ConfigFile)
+		if err != nil || ok {
+			why := fmt.Sprintf("keep %s: it could not be read as a configuration, so it may be any file; look at it and remove it yourself", r.o.ConfigFile)
+			step.Description = why
+			step.Do = func(_ context.Context, out io.Writer) error {
+				fmt.Fprintf(out, "kept %s: it could not be read as a configuration, so it may be any file; look at it and remove it yourself\n", r.o.ConfigFile)
+				return nil
+			}
+			return step
+		}
+	}
+	step.Description = r.describe(r.configFiles())
+	step.Do = func(_ context.Context, out io.Writer) error {
+		return r.removeFiles(out, r.configFiles())
+	}
+	return step
+}
+
+// throughLink reports the first directory from the node directory that
+// holds p down to p's own directory that is a symbolic link or junction:
+// removing through it would remove a file outside the node's
+// directories.
+func (r *reset) throughLink(p string) (string, error) {
+	var top string
+	for _, d := range r.layout.NodeDirs() {
+		if ospath.Within(r.goos, d, p) {
+			top = d
+			break
+		}
+	}
+	anc := ospath.Ancestors(r.goos, ospath.Dir(r.goos, p))
+	for _, a := range anc {
+		info, err := r.sys.FS.Lstat(a)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return "", err
+		case info.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0:
+			return a, nil
+		}
+		if ospath.Same(r.goos, a, top) {
+			break
+		}
+	}
+	return "", nil
+}
+
+// removeTrees removes directories of the node with everything in them.
+func (r *reset) removeTrees(out io.Writer, dirs []string) error {
 	var errs []error
-	for _, f := range files {
+	for _, d := range dirs {
+		if link, err := r.throughLink(d); err != nil || link != "" {
+			errs = append(errs, linkErr(d, link, err))
+			continue
+		}
+		ok, err := exists(r.sys.FS, d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := RemoveTree(r.sys.FS, r.goos, d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			fmt.Fprintf(out, "removed %s\n", d)
+		} else {
+			fmt.Fprintf(out, "%s does not exist\n", d)
+		}
+	}
+	if len(errs) > 0 {
+		return WithFix(errors.Join(errs...), "close whatever holds the files open (an editor, a `Get-Content -Wait`), "+fixResetAgain)
+	}
+	return nil
+}
+
+func linkErr(p, link string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	return fmt.Errorf("%s is reached through %s, a symbolic link or junction, and may lie outside the node's directories: "+
+		"reset does not follow it; remove the link, or what it points to, yourself", p, link)
+}
+
+func (r *reset) removeFiles(out io.Writer, files []named) error {
+	var errs []error
+	remove, leave := r.split(files)
+	for _, f := range leave {
+		fmt.Fprintln(out, r.outsideLine(f))
+	}
+	for _, f := range remove {
+		if link, err := r.throughLink(f); err != nil || link != "" {
+			errs = append(errs, linkErr(f, link, err))
+			continue
+		}
 		removed, err := removeFile(r.sys.FS, f)
 		switch {
 		case err != nil:

@@ -41,9 +41,9 @@ func TestResetNetwork(t *testing.T) {
 	if err := Reset(context.Background(), strings.NewReader(""), &out, false, o, w.system()); err != nil {
 		t.Fatalf("%v\n%s", err, &out)
 	}
-	want := append(append([]string{}, resetStepNames[:6]...), "[7/8] remove the pod network", "[8/8] remove empty directories")
-	for i := range want[:6] {
-		want[i] = strings.Replace(want[i], "/7]", "/8]", 1)
+	want := append(append([]string{}, resetStepNames[:7]...), "[8/9] remove the pod network", "[9/9] remove empty directories")
+	for i := range want[:7] {
+		want[i] = strings.Replace(want[i], "/8]", "/9]", 1)
 	}
 	if lines := stepLines(out.String()); !reflect.DeepEqual(lines, want) {
 		t.Errorf("steps:\n%s", strings.Join(lines, "\n"))

@@ -37,13 +37,14 @@ func (w *world) resetOptions() ResetOptions {
 }
 
 var resetStepNames = []string{
-	"[1/7] check Administrator",
-	"[2/7] stop and remove the service",
-	"[3/7] remove the configuration",
-	"[4/7] remove the certificates",
-	"[5/7] remove the database",
-	"[6/7] remove the logs",
-	"[7/7] remove empty directories",
+	"[1/8] check Administrator",
+	"[2/8] stop and remove the service",
+	"[3/8] remove the configuration",
+	"[4/8] remove the certificates",
+	"[5/8] remove the database",
+	"[6/8] remove the upgrade backups and journal",
+	"[7/8] remove the logs",
+	"[8/8] remove empty directories",
 }
 
 func TestResetRemovesWhatJoinCreatedAndLeavesContainerdAlone(t *testing.T) {
@@ -97,7 +98,7 @@ func TestResetKeepData(t *testing.T) {
 	if err := Reset(context.Background(), nil, &out, false, o, w.system()); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(out.String(), "remove the database") || len(stepLines(out.String())) != 6 {
+	if strings.Contains(out.String(), "remove the database") || len(stepLines(out.String())) != 7 {
 		t.Errorf("the database step ran:\n%s", out.String())
 	}
 	if !w.fs.has(dbFile) || !w.fs.has(dbFile+"-journal") {
@@ -140,7 +141,7 @@ func TestResetAsksUnlessForced(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				mustContain(t, "output", out.String(), "Reset removes node line3-pc from this host:\n[1/7] check Administrator: ",
+				mustContain(t, "output", out.String(), "Reset removes node line3-pc from this host:\n[1/8] check Administrator: ",
 					"Reset this node? [y/N]: ", "Resetting node line3-pc")
 				if w.fs.has(cfgFile) {
 					t.Errorf("confirmed, yet nothing was removed")
@@ -166,10 +167,10 @@ func TestResetFailureNamesTheStepAndCanBeRunAgain(t *testing.T) {
 	var out bytes.Buffer
 	err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system())
 	var se *StepError
-	if !errors.As(err, &se) || se.Index != 4 || se.Total != 7 {
+	if !errors.As(err, &se) || se.Index != 4 || se.Total != 8 {
 		t.Fatalf("error %v", err)
 	}
-	mustContain(t, "error", err.Error(), "reset failed at step 4/7 (remove the certificates)",
+	mustContain(t, "error", err.Error(), "reset failed at step 4/8 (remove the certificates)",
 		`C:\etc\kubeedge\certs\server.crt: The process cannot access the file`,
 		"fix: make sure edgecore is stopped", "then run reset again; it skips what is already gone")
 	if strings.Contains(out.String(), "Rolling back") {
@@ -199,7 +200,7 @@ func TestResetStopsOnServiceErrors(t *testing.T) {
 			w := joined(t)
 			w.services.uninstallErr = tc.err
 			err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system())
-			mustContain(t, "error", fmt.Sprint(err), "reset failed at step 2/7 (stop and remove the service)", tc.want)
+			mustContain(t, "error", fmt.Sprint(err), "reset failed at step 2/8 (stop and remove the service)", tc.want)
 			// The files of a service that may still run are left.
 			if !w.fs.has(cfgFile) || !w.fs.has(dbFile) {
 				t.Errorf("removed files while the service may still run")
@@ -213,7 +214,7 @@ func TestResetNotAdministratorChangesNothing(t *testing.T) {
 	w.elevated = false
 	before := w.fs.paths()
 	err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system())
-	mustContain(t, "error", fmt.Sprint(err), "reset failed at step 1/7 (check Administrator): not running as Administrator, which reset needs",
+	mustContain(t, "error", fmt.Sprint(err), "reset failed at step 1/8 (check Administrator): not running as Administrator, which reset needs",
 		`fix: open PowerShell with "Run as administrator"`)
 	if !reflect.DeepEqual(before, w.fs.paths()) || len(w.services.calls) > 0 {
 		t.Errorf("changed the host")
@@ -233,16 +234,173 @@ func TestResetKeepsDirectoriesThatHoldOtherFiles(t *testing.T) {
 	}
 }
 
-func TestResetWithAnUnreadableConfigurationUsesTheDefaults(t *testing.T) {
+func TestResetWithAnUnreadableConfigurationUsesTheDefaultsAndKeepsIt(t *testing.T) {
+	for name, content := range map[string]string{
+		"broken YAML": "modules: [this is not\n",
+		// A mistyped --config may name any file: a document, a script.
+		"not a configuration at all": "Quarterly report\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := joined(t)
+			w.fs.write(cfgFile, content)
+			var out bytes.Buffer
+			if err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system()); err != nil {
+				t.Fatal(err)
+			}
+			mustContain(t, "output", out.String(), `Cannot read C:\etc\kubeedge\config\edgecore.yaml (`, "removing from the default locations",
+				`kept C:\etc\kubeedge\config\edgecore.yaml: it could not be read as a configuration, so it may be any file; look at it and remove it yourself`)
+			if w.fs.content(cfgFile) != content {
+				t.Errorf("reset removed or changed %s, which it could not read as a configuration", cfgFile)
+			}
+			if w.fs.has(certFile) || w.fs.has(dbFile) {
+				t.Errorf("default locations not cleaned: %v", w.fs.paths())
+			}
+		})
+	}
+}
+
+// hostile is a configuration that names files of others: the CA in
+// Windows' own directory, the key and the database in another program's,
+// as a mistake or an attack would.
+const (
+	foreignCA   = `C:\Windows\System32\config\SAM`
+	foreignKey  = `D:\Important\keys\server.key`
+	foreignDB   = `C:\ProgramData\OtherApp\app.db`
+	foreignCert = `C:\etc\kubeedge\..\shared\server.crt`
+)
+
+func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 	w := joined(t)
-	w.fs.write(cfgFile, "modules: [this is not\n")
-	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system()); err != nil {
+	// Files the operator and other programs own.
+	others := map[string]string{
+		foreignCA: "hive", foreignKey: "someone's key", foreignDB: "other data", foreignDB + "-wal": "wal",
+		`C:\etc\shared\server.crt`: "shared cert",
+	}
+	for p, c := range others {
+		w.fs.write(p, c)
+	}
+	cfg := w.fs.content(cfgFile)
+	for from, to := range map[string]string{
+		caFile:   foreignCA,
+		keyFile:  foreignKey,
+		certFile: foreignCert,
+		dbFile:   foreignDB,
+	} {
+		if !strings.Contains(cfg, from) {
+			t.Fatalf("the joined configuration does not name %s:\n%s", from, cfg)
+		}
+		cfg = strings.ReplaceAll(cfg, from, to)
+	}
+	w.fs.write(cfgFile, cfg)
+	if c, err := w.system().LoadConfig(cfgFile); err != nil || c.Modules.EdgeHub.TLSCAFile != foreignCA {
+		t.Fatalf("the hostile configuration does not load: %v", err)
+	}
+	o := w.resetOptions()
+	o.DryRun = true
+	var dry bytes.Buffer
+	if err := Reset(context.Background(), nil, &dry, false, o, w.system()); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "output", out.String(), `Cannot read C:\etc\kubeedge\config\edgecore.yaml (`, "removing from the default locations")
-	if w.fs.has(cfgFile) || w.fs.has(certFile) || w.fs.has(dbFile) {
-		t.Errorf("default locations not cleaned: %v", w.fs.paths())
+	mustContain(t, "dry run", dry.String(),
+		`leave C:\Windows\System32\config\SAM (modules.edgeHub.tlsCaFile): outside the node's directories`,
+		`leave C:\ProgramData\OtherApp\app.db (database.dataSource): outside the node's directories`)
+
+	var out bytes.Buffer
+	if err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system()); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for p, c := range others {
+		if w.fs.content(p) != c {
+			t.Errorf("reset removed or changed %s, which the configuration names outside the node's directories", p)
+		}
+	}
+	mustContain(t, "output", out.String(),
+		`left C:\Windows\System32\config\SAM, which modules.edgeHub.tlsCaFile names: it is outside the node's directories (C:\etc\kubeedge, C:\var\lib\kubeedge, C:\var\log\kubeedge)`,
+		`left D:\Important\keys\server.key, which modules.edgeHub.tlsPrivateKeyFile names`,
+		`left C:\etc\shared\server.crt, which modules.edgeHub.tlsCertFile names`,
+		`left C:\ProgramData\OtherApp\app.db, which database.dataSource names`,
+		`left C:\ProgramData\OtherApp\app.db-wal, which database.dataSource names`,
+		"remove it yourself if nothing else uses it",
+		`removed C:\etc\kubeedge\config\edgecore.yaml`)
+	// What lies inside is still removed.
+	if w.fs.has(cfgFile) || w.fs.has(`C:\var\log\kubeedge`) {
+		t.Errorf("the node's own files were not removed: %v", w.fs.paths())
+	}
+	// The directories of the foreign files stay, even when empty.
+	w.fs.mkdirAll(`C:\ProgramData\Empty`)
+	for _, d := range []string{`C:\Windows\System32\config`, `D:\Important\keys`, `C:\ProgramData\OtherApp`} {
+		if !w.fs.has(d) {
+			t.Errorf("reset removed %s", d)
+		}
+	}
+}
+
+func TestResetLeavesAConfigurationOutsideTheNodeDirectories(t *testing.T) {
+	w := joined(t)
+	elsewhere := `C:\Users\admin\Desktop\edgecore.yaml`
+	w.fs.write(elsewhere, w.fs.content(cfgFile))
+	o := w.resetOptions()
+	o.ConfigFile = elsewhere
+	var out bytes.Buffer
+	if err := Reset(context.Background(), nil, &out, false, o, w.system()); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "output", out.String(), `left C:\Users\admin\Desktop\edgecore.yaml, which --config names: it is outside the node's directories`)
+	if !w.fs.has(elsewhere) || !w.fs.has(`C:\Users\admin\Desktop`) {
+		t.Errorf("reset removed the operator's copy of the configuration or its directory")
+	}
+}
+
+func TestResetDoesNotRemoveThroughALink(t *testing.T) {
+	w := joined(t)
+	// C:\etc\kubeedge\certs replaced by a junction to another directory:
+	// the key's path is inside by its text, but the file is not.
+	w.fs.mu.Lock()
+	w.fs.nodes[`C:\etc\kubeedge\certs`].link = true
+	w.fs.mu.Unlock()
+	err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system())
+	mustContain(t, "error", fmt.Sprint(err), "reset failed at step 4/8 (remove the certificates)",
+		`C:\etc\kubeedge\certs\server.key is reached through C:\etc\kubeedge\certs, a symbolic link or junction`)
+	if !w.fs.has(keyFile) || !w.fs.has(certFile) {
+		t.Errorf("reset removed a file through a link")
+	}
+}
+
+func TestResetRemovesUpgradeBackupsAndJournal(t *testing.T) {
+	w := joined(t)
+	backup := `C:\etc\kubeedge\backup\v0.1.0`
+	for _, f := range []string{backup + `\edgecore.exe`, backup + `\edgecore.yaml`, backup + `\edgecore.db`, backup + `\backup.json`,
+		`C:\etc\kubeedge\upgrade\journal.json`, `C:\etc\kubeedge\upgrade\v0.2.0\edgecore.exe`} {
+		w.fs.write(f, "copy")
+	}
+	for _, keep := range []bool{false, true} {
+		o := w.resetOptions()
+		o.KeepData = keep
+		o.Force = false
+		var out bytes.Buffer
+		// Still asked first.
+		if err := Reset(context.Background(), strings.NewReader("n\n"), &out, true, o, w.system()); !errors.Is(err, ErrCancelled) {
+			t.Fatalf("keep-data %v: %v", keep, err)
+		}
+		mustContain(t, "question", out.String(), `remove the upgrade backups and journal: remove C:\etc\kubeedge\backup and C:\etc\kubeedge\upgrade`, "Reset this node? [y/N]")
+		if !w.fs.has(backup + `\edgecore.db`) {
+			t.Fatal("removed before the answer")
+		}
+	}
+	o := w.resetOptions()
+	o.KeepData = true
+	var out bytes.Buffer
+	if err := Reset(context.Background(), nil, &out, false, o, w.system()); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "output", out.String(), `removed C:\etc\kubeedge\backup`+"\n", `removed C:\etc\kubeedge\upgrade`+"\n")
+	for _, gone := range []string{`C:\etc\kubeedge\backup`, `C:\etc\kubeedge\upgrade`, `C:\etc\kubeedge`} {
+		if w.fs.has(gone) {
+			t.Errorf("%s is still there (the backups keep copies of the database and the token)", gone)
+		}
+	}
+	if !w.fs.has(dbFile) {
+		t.Errorf("--keep-data removed the database itself")
 	}
 }
 
@@ -256,8 +414,9 @@ func TestResetDryRunChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, "dry run", out.String(), "Dry run: edgecore.exe reset would do the following; nothing is changed.",
-		`[3/7] remove the configuration: remove C:\etc\kubeedge\config\edgecore.yaml`,
-		`[6/7] remove the logs: remove C:\var\log\kubeedge and everything in it`)
+		`[3/8] remove the configuration: remove C:\etc\kubeedge\config\edgecore.yaml`,
+		`[6/8] remove the upgrade backups and journal: remove C:\etc\kubeedge\backup and C:\etc\kubeedge\upgrade`,
+		`[7/8] remove the logs: remove C:\var\log\kubeedge and everything in it`)
 	if !reflect.DeepEqual(before, w.fs.paths()) || len(w.services.calls) > 0 {
 		t.Errorf("dry run changed the host")
 	}

@@ -158,9 +158,13 @@ func fixOwner(p string) string {
 		"`takeown /F \"%s\" /A` in PowerShell started with \"Run as administrator\" (or remove it), and run the command again", p, p)
 }
 
+// fixExe says where to put the executable, and why: the service runs
+// that file as SYSTEM at every start, so whoever may change it, or move
+// a directory above it, chooses what runs as SYSTEM.
 func fixExe(exe string) string {
-	return fmt.Sprintf("copy edgecore.exe into a directory only administrators may change, such as C:\\Program Files\\edgecore, "+
-		"and run the command from there instead of from %s", ospath.Dir(config.Windows, exe))
+	return fmt.Sprintf("copy edgecore.exe into a directory only administrators may change, such as C:\\Program Files\\edgecore "+
+		"or C:\\etc\\kubeedge\\bin, and run the command from there instead of from %s: the service runs that file as SYSTEM "+
+		"at every start, so whoever may change it or rename a directory above it decides what runs as SYSTEM", ospath.Dir(config.Windows, exe))
 }
 
 const fixRestrict = "run `edgecore.exe join`, `edgecore.exe service install` or restart the edgecore service, which restrict it, from an elevated prompt"
@@ -174,6 +178,7 @@ func Audit(targets []Target, h Host) ([]Finding, error) {
 	var out []Finding
 	var errs []error
 	seenParent := map[string]bool{}
+	seenExeParent := map[string]bool{}
 	for _, t := range targets {
 		// The parents come first, and count even before the target
 		// exists: whoever owns C:\etc may read what join is about to
@@ -206,6 +211,13 @@ func Audit(targets []Target, h Host) ([]Finding, error) {
 					Fix:     fixOwner(p)})
 			}
 		}
+		if !t.Restrict {
+			f, err := exeParents(t, anc[1:len(anc)-1], h, seenExeParent)
+			out = append(out, f...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
 		ok, err := h.Exists(t.Path)
 		if err != nil {
 			errs = append(errs, err)
@@ -222,6 +234,47 @@ func Audit(targets []Target, h Host) ([]Finding, error) {
 		out = append(out, judge(t, sec, h.Self)...)
 	}
 	return out, errors.Join(errs...)
+}
+
+// exeParents refuses a parent of the executable (or of its directory)
+// that an account other than SYSTEM, Administrators, TrustedInstaller and
+// h.Self may delete, rename or empty: renaming the directory away and
+// creating one of the same name puts their program where the service,
+// which runs as SYSTEM, starts edgecore.exe. The drive root is not read,
+// as in Audit: it cannot be renamed, and Windows grants users no right to
+// remove what is in it. Under Wine a directory's DACL is made up from its
+// Unix mode (the owner, SYSTEM, and Everyone for the "other" bits), so a
+// checkout in directories of mode 0755, such as the build output
+// Z:\...\_output\windows-amd64 the Wine tests install from, passes, and
+// one under a world-writable directory (/tmp, 1777: Wine ignores the
+// sticky bit) is refused as it would be on Windows.
+func exeParents(t Target, parents []string, h Host, seen map[string]bool) ([]Finding, error) {
+	var out []Finding
+	for _, p := range parents {
+		key := strings.ToLower(ospath.Clean(config.Windows, p))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		ok, err := h.Exists(p)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			continue
+		}
+		sec, err := h.Read(p)
+		if err != nil {
+			return out, err
+		}
+		for _, g := range sec.Removable(h.Self) {
+			out = append(out, Finding{Target: t, Path: p, Refuse: true,
+				Problem: "is a parent that others may rename or empty: " + acl.TrusteeName(g.Trustee) + " has " + g.Rights +
+					", enough to move it away and put another edgecore.exe at the service's path",
+				Fix: fixExe(t.Path)})
+		}
+	}
+	return out, nil
 }
 
 // judge compares one target with the description.

@@ -332,3 +332,85 @@ func TestDumpWithoutElevationSaysToElevate(t *testing.T) {
 		t.Errorf("did %q; nothing is signalled when the dump could not be found afterwards", h.calls)
 	}
 }
+
+// exeTargets are protect.Targets' executable rows for exe, with the
+// node's directories as join leaves them.
+func exeTargets(exe string) []protect.Target {
+	dir := exe[:strings.LastIndexByte(exe, '\\')]
+	return append(append([]protect.Target{}, targets[:2]...),
+		protect.Target{What: "the directory of the edgecore.exe the service runs", Path: dir},
+		protect.Target{What: "the edgecore.exe the service runs", Path: exe})
+}
+
+// A parent of the executable's directory that others may rename lets
+// them move the directory away and put their own edgecore.exe at the
+// service's path, though the directory and the file themselves admit
+// administrators only.
+func TestInstallRefusesAnExecutableUnderADirectoryOthersMayRename(t *testing.T) {
+	const adminsOnly = "O:BAD:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
+	for name, tc := range map[string]struct {
+		parents map[string]string
+		exe     string
+		want    string // "" when install goes ahead
+	}{
+		"made in C:\\ on a client Windows: Authenticated Users modify": {
+			parents: map[string]string{`C:\Tools`: "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;ID;0x1301bf;;;AU)"},
+			exe:     `C:\Tools\edgecore\edgecore.exe`,
+			want:    `C:\Tools (the directory of the edgecore.exe the service runs) is a parent that others may rename or empty: Authenticated Users has 0x1301bf`,
+		},
+		"a grandparent where Users may delete any entry": {
+			parents: map[string]string{`C:\Tools`: "O:BAD:AI(A;;0x40;;;BU)(A;;FA;;;BA)", `C:\Tools\bin`: adminsOnly},
+			exe:     `C:\Tools\bin\edgecore\edgecore.exe`,
+			want:    `C:\Tools (the directory of the edgecore.exe the service runs) is a parent that others may rename or empty: BUILTIN\Users has 0x40`,
+		},
+		"a share everyone may rewrite the ACL of": {
+			parents: map[string]string{`D:\Shared`: "O:BAD:(A;;WD;;;WD)(A;;FA;;;BA)"},
+			exe:     `D:\Shared\edgecore\edgecore.exe`,
+			want:    `D:\Shared (the directory of the edgecore.exe the service runs) is a parent that others may rename or empty: Everyone has WD`,
+		},
+		// Under Wine the DACL comes from the Unix mode: the build output
+		// the Wine tests install from (mode 0755 all the way up) passes.
+		"Wine: the build output, mode 0755": {
+			parents: map[string]string{
+				`Z:\work`:         "O:S-1-22-1-0D:(A;OICI;FA;;;SY)(A;OICI;0x1f01ff;;;S-1-22-1-0)(A;OICI;0x1200a9;;;WD)",
+				`Z:\work\_output`: "O:S-1-22-1-0D:(A;OICI;FA;;;SY)(A;OICI;0x1f01ff;;;S-1-22-1-0)(A;OICI;0x1200a9;;;WD)",
+			},
+			exe: `Z:\work\_output\windows-amd64\edgecore.exe`,
+		},
+		// ...and one under /tmp (mode 1777; Wine ignores the sticky bit)
+		// is refused, as the same ACL would be on Windows.
+		"Wine: under /tmp, mode 1777": {
+			parents: map[string]string{`Z:\tmp`: "O:S-1-22-1-0D:(A;OICI;FA;;;SY)(A;OICI;0x1f01ff;;;S-1-22-1-0)(A;OICI;0x1301ff;;;WD)"},
+			exe:     `Z:\tmp\edgecore\edgecore.exe`,
+			want:    `Z:\tmp (the directory of the edgecore.exe the service runs) is a parent that others may rename or empty: Everyone has 0x1301ff`,
+		},
+		"C:\\Program Files\\edgecore": {exe: `C:\Program Files\edgecore\edgecore.exe`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := &host{}
+			wine := "O:S-1-22-1-0D:(A;OICI;FA;;;SY)(A;OICI;0x1f01ff;;;S-1-22-1-0)(A;OICI;0x1200a9;;;WD)"
+			dir := tc.exe[:strings.LastIndexByte(tc.exe, '\\')]
+			if strings.HasPrefix(tc.exe, `Z:`) {
+				h.exists()[dir], h.exists()[tc.exe] = wine, wine
+			} else if _, ok := h.exists()[dir]; !ok {
+				h.exists()[dir], h.exists()[tc.exe] = adminsOnly, adminsOnly
+			}
+			for p, s := range tc.parents {
+				h.exists()[p] = s
+			}
+			_, _, err := Install(config(), logDir, exeTargets(tc.exe), h.system())
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Install = %v", err)
+				}
+				return
+			}
+			mustContain(t, "error", fmt.Sprint(err), tc.want,
+				`copy edgecore.exe into a directory only administrators may change, such as C:\Program Files\edgecore or C:\etc\kubeedge\bin`,
+				"the service runs that file as SYSTEM at every start")
+			if len(h.calls) != 0 {
+				t.Errorf("did %q before refusing", h.calls)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 // backupInfoFile describes a backup. It is written last, so a directory
@@ -178,11 +179,24 @@ func (d *driver) restore(b *BackupInfo) error {
 }
 
 // placeBinary puts the file src (whose checksum is sum) at the journal's
-// executable. A stopped service's binary is replaced in one rename, so the
-// path always names a whole binary. A binary that is running (the upgrade
+// executable, so that at every instant the binary the service would
+// start, after a power cut too, is a whole one.
+//
+// A stopped service's binary is replaced in one rename (MoveFileEx with
+// MOVEFILE_REPLACE_EXISTING, atomic within an NTFS volume): the path holds
+// the old binary, then the new one. A binary that is running (the upgrade
 // command itself may have been started from it) cannot be replaced on
-// Windows, only renamed: it is renamed to <exe>.old, recorded in the
-// journal first, and the new one renamed into place.
+// Windows, only renamed, and between renaming it away and renaming the
+// new one in its path would name nothing: the service manager starts
+// only the path in the service's command line, so after a power cut there
+// nothing of edgecore would run to recover. Before that window the
+// service's command line is pointed, in one write, at the backup's copy of
+// the old binary (complete and verified: the backup is written before the
+// swap), and recorded in the journal; after it, at the executable again.
+// A power cut at any point leaves the service naming a whole binary: the
+// executable (old or new), or the backup's copy, which runs the old
+// version and lets its start finish the journal (Node starts the helper;
+// restore calls placeBinary, which points the service back).
 func (d *driver) placeBinary(src, sum string) error {
 	e, j := d.e, d.j
 	exe := j.Executable
@@ -196,7 +210,16 @@ func (d *driver) placeBinary(src, sum string) error {
 	}
 	replaceErr := e.FS.Rename(tmp, exe)
 	if replaceErr == nil {
-		return nil
+		return d.serviceImage("")
+	}
+	standby := ospath.Join(e.GOOS, j.Backup, config.ExecutableName(e.GOOS))
+	if _, err := readBackup(e, j.Backup); err != nil {
+		e.FS.Remove(tmp)
+		return fmt.Errorf("replace %s: %v; it is in use, and the service cannot be pointed at the backup's copy while it is renamed away: %w", exe, replaceErr, err)
+	}
+	if err := d.serviceImage(standby); err != nil {
+		e.FS.Remove(tmp)
+		return fmt.Errorf("replace %s: %v; it is in use, and %w", exe, replaceErr, err)
 	}
 	old := exe + ".old"
 	if err := e.FS.Remove(old); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -217,7 +240,49 @@ func (d *driver) placeBinary(src, sum string) error {
 		}
 		return fmt.Errorf("move %s into place: %w", tmp, err)
 	}
-	d.printf("%s was in use: the running binary was renamed to %s\n", exe, old)
+	d.printf("%s was in use: the running binary was renamed to %s (meanwhile the service named %s)\n", exe, old, standby)
+	return d.serviceImage("")
+}
+
+// serviceImage points the service's command line at image, or back at
+// the journal's executable when image is "", keeping its arguments. The
+// journal records it first, so that whoever carries the journal on after
+// a power cut points it back. Nothing is written when the service already
+// names it.
+func (d *driver) serviceImage(image string) error {
+	e, j := d.e, d.j
+	want := image
+	if want == "" {
+		want = j.Executable
+	}
+	st, err := e.Services.Query(j.Service)
+	if err != nil {
+		return fmt.Errorf("reading the command line of the service %s: %w", j.Service, err)
+	}
+	argv, err := SplitCommandLine(st.CommandLine)
+	if err != nil {
+		return fmt.Errorf("the service %s: %w", j.Service, err)
+	}
+	if image != "" && j.Image != image {
+		j.Image = image
+		if err := d.save(); err != nil {
+			return err
+		}
+	}
+	if !ospath.Same(e.GOOS, argv[0], want) {
+		line, err := service.CommandLine(want, argv[1:])
+		if err != nil {
+			return fmt.Errorf("the service %s: %w", j.Service, err)
+		}
+		if err := e.Services.SetCommandLine(j.Service, line); err != nil {
+			return fmt.Errorf("pointing the service %s at %s: %w", j.Service, want, err)
+		}
+		d.printf("the service %s now starts %s\n", j.Service, want)
+	}
+	if image == "" && j.Image != "" {
+		j.Image = ""
+		return d.save()
+	}
 	return nil
 }
 

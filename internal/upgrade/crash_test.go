@@ -35,13 +35,24 @@ func cutPower(f func()) (cut bool, op string) {
 // phase, the host must end with one whole binary in place and the service
 // running: the new version if the upgrade went through, otherwise the old
 // one with its own configuration and database.
+//
+// With runFromExe the upgrade command runs from the installed binary, as
+// an operator's `edgecore.exe upgrade` does: Windows does not let it be
+// replaced, so the swap renames it away and the new one in. At every cut
+// the binary the service manager would start (the service's command line)
+// must be whole, and during the swap one that runs, so that the host
+// recovers by itself at boot, and afterwards the service must name its
+// own path again.
 func TestPowerCutAtEveryOperation(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		binary string
+		name       string
+		binary     string
+		runFromExe bool
 	}{
-		{"healthy new version", newBin},
-		{"new version that exits at once", badBin},
+		{"healthy new version", newBin, false},
+		{"new version that exits at once", badBin, false},
+		{"healthy new version, upgrade run from the installed binary", newBin, true},
+		{"new version that exits at once, upgrade run from the installed binary", badBin, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			phases := map[Phase]bool{}
@@ -50,6 +61,9 @@ func TestPowerCutAtEveryOperation(t *testing.T) {
 				e := h.env(driverPID, "v0.1.0")
 				j := h.plannedUpgrade(e)
 				h.ops.n, h.ops.cutAt = 0, n
+				if tc.runFromExe {
+					h.fs.pinned[key(h.exe)] = true
+				}
 				var out bytes.Buffer
 				cut, op := cutPower(func() {
 					h.alive[driverPID] = true
@@ -61,10 +75,19 @@ func TestPowerCutAtEveryOperation(t *testing.T) {
 					if n == 1 {
 						t.Fatal("the upgrade made no operation")
 					}
+					if tc.runFromExe && !strings.Contains(out.String(), "was in use") {
+						t.Errorf("the running binary was not renamed away; the test does not cover that swap:\n%s", out.String())
+					}
 					break
 				}
 				delete(h.alive, driverPID)
+				h.fs.pinned = map[string]bool{}
 				h.ops.cutAt = 0
+				// What the service manager would start now.
+				image, whole := h.fs.get(h.svc.exe)
+				if _, known := h.svc.binaries[image]; !whole || !known {
+					t.Fatalf("power cut before %s: the service names %s, which holds %q: no whole binary to start", op, h.svc.exe, image)
+				}
 				before, _ := loadJournal(e)
 				if before != nil {
 					phases[before.Phase] = true
@@ -79,6 +102,11 @@ func TestPowerCutAtEveryOperation(t *testing.T) {
 				h.svc.boot()
 				if h.svc.node != nil {
 					h.svc.node.tick()
+				}
+				// (A new binary that exits at once is whole, but runs no
+				// edgecore: that host waits for the next command.)
+				if before != nil && before.Phase == PhaseSwap && tc.binary == newBin && h.svc.node == nil {
+					t.Errorf("power cut %s: no edgecore runs after boot (the service names %s), so nothing finishes the swap", where, h.svc.exe)
 				}
 				if before != nil && !before.Done() && h.svc.node != nil {
 					if len(h.svc.spawned) != 1 || strings.Join(h.svc.spawned[0][1:], " ") != "upgrade --resume" {
@@ -113,6 +141,9 @@ func TestPowerCutAtEveryOperation(t *testing.T) {
 				bin, _ := h.fs.get(h.exe)
 				if h.svc.st.State != service.Running {
 					t.Errorf("power cut %s: the service is %v (binary %q)\n%s", where, h.svc.st.State, bin, out.String())
+				}
+				if h.svc.exe != h.exe || (after != nil && after.Image != "") {
+					t.Errorf("power cut %s: after recovery the service starts %s (journal image %q), want %s\n%s", where, h.svc.exe, after.Image, h.exe, out.String())
 				}
 				success := after != nil && after.Outcome == OutcomeSuccess
 				switch {

@@ -122,8 +122,31 @@ func TestUpgradeRenamesTheRunningBinary(t *testing.T) {
 	h.must(t, h.exe, newBin)
 	h.must(t, h.exe+".old", oldBin)
 	wantLines(t, out, `was in use: the running binary was renamed to C:\Program Files\edge core\edgecore.exe.old`)
-	if j := h.journal(t); j.Old != h.exe+".old" {
-		t.Errorf("journal Old %q", j.Old)
+	if j := h.journal(t); j.Old != h.exe+".old" || j.Image != "" {
+		t.Errorf("journal Old %q, Image %q", j.Old, j.Image)
+	}
+	// Between the two renames the service named the backup's copy; then
+	// its own path again.
+	standby := `C:\etc\kubeedge\backup\v0.1.0\edgecore.exe`
+	var sets []string
+	for _, op := range h.ops.log {
+		if strings.HasPrefix(op, "set service command line ") || strings.HasPrefix(op, "rename "+h.exe) || strings.HasPrefix(op, "rename "+h.exe+".new") {
+			sets = append(sets, op)
+		}
+	}
+	want := []string{
+		// The replace in one rename, refused: the binary runs.
+		"rename " + h.exe + ".new -> " + h.exe,
+		`set service command line "` + standby + `" --config "` + h.config + `"`,
+		"rename " + h.exe + " -> " + h.exe + ".old",
+		"rename " + h.exe + ".new -> " + h.exe,
+		`set service command line "` + h.exe + `" --config "` + h.config + `"`,
+	}
+	if strings.Join(sets, "\n") != strings.Join(want, "\n") {
+		t.Errorf("swap order:\n%s\nwant:\n%s", strings.Join(sets, "\n"), strings.Join(want, "\n"))
+	}
+	if h.svc.exe != h.exe {
+		t.Errorf("the service starts %s, want %s", h.svc.exe, h.exe)
 	}
 }
 

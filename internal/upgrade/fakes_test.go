@@ -409,6 +409,21 @@ func (s *fakeServices) launch(b program) {
 	}
 }
 
+// SetCommandLine changes the binary the service manager starts, as one
+// registry write.
+func (s *fakeServices) SetCommandLine(name, line string) error {
+	s.ops.do("set service command line " + line)
+	argv, err := SplitCommandLine(line)
+	if err != nil {
+		return err
+	}
+	if name != s.name || len(argv) != 3 || argv[1] != "--config" || argv[2] != s.config {
+		return fmt.Errorf("set command line of %q to %q: arguments changed", name, line)
+	}
+	s.exe = argv[0]
+	return nil
+}
+
 func (s *fakeServices) Stop(name string) error {
 	s.ops.do("stop service")
 	if s.st.State == service.Running {

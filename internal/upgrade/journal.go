@@ -92,6 +92,12 @@ type Journal struct {
 	// Old is where the running binary was renamed to when it could not be
 	// replaced in place.
 	Old string `json:"old,omitempty"`
+	// Image is the complete binary the service's command line names
+	// while the running binary is renamed away and the new one renamed
+	// in (the backup's copy), "" when it names Executable. Whoever
+	// carries the journal on points the service back at Executable once
+	// a whole binary is there.
+	Image string `json:"image,omitempty"`
 	// Timeout bounds the health gate.
 	Timeout Duration `json:"timeout"`
 	// GateStart is when the service was started with the new (or

@@ -143,6 +143,9 @@ func (hostServices) Start(name string) error {
 func (hostServices) Stop(name string) error {
 	return service.Stop(name, service.StopWaitTimeout)
 }
+func (hostServices) SetCommandLine(name, line string) error {
+	return service.SetCommandLine(name, line)
+}
 
 // processAlive reports whether an edgecore process with this ID runs.
 // Process IDs are reused (quickly under Wine), so a process of another

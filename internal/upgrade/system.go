@@ -59,6 +59,9 @@ type Services interface {
 	Query(name string) (service.Status, error)
 	Start(name string) error
 	Stop(name string) error
+	// SetCommandLine replaces the service's command line in one write
+	// (service.SetCommandLine).
+	SetCommandLine(name, line string) error
 }
 
 // Env is the host an upgrade acts on.
@@ -111,10 +114,10 @@ type Paths struct {
 // NewPaths places the upgrade's files in l.
 func NewPaths(l config.Layout) Paths {
 	g := l.GOOS
-	state := ospath.Join(g, l.KubeEdgeDir, "upgrade")
+	state := l.UpgradeDir
 	return Paths{
 		GOOS:        g,
-		BackupRoot:  ospath.Join(g, l.KubeEdgeDir, "backup"),
+		BackupRoot:  l.BackupDir,
 		StateDir:    state,
 		Journal:     ospath.Join(g, state, "journal.json"),
 		Health:      ospath.Join(g, state, "health.json"),

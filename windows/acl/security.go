@@ -225,6 +225,13 @@ const (
 	// remove what is in a file or directory, or who may.
 	writeMask = fileWriteData | fileAppendData | fileDeleteChild | rightDelete |
 		rightWriteDAC | rightWriteOwner | genericAll | genericWrite
+	// removeMask lets a holder delete or rename a directory (DELETE),
+	// any entry in it whatever the entry's own ACL (FILE_DELETE_CHILD),
+	// or give itself either right (WRITE_DAC, WRITE_OWNER). On a parent
+	// of a program that is enough to put another program at its path:
+	// rename the directory away and create one of the same name. Adding
+	// files (FILE_WRITE_DATA) alone is not: nothing existing moves.
+	removeMask = fileDeleteChild | rightDelete | rightWriteDAC | rightWriteOwner | genericAll
 	// readMask lets a holder read a file's content.
 	readMask = fileReadData | genericRead | genericAll
 )
@@ -292,6 +299,20 @@ func (s Security) Others(extra ...string) []Grant {
 			continue
 		}
 		out = append(out, Grant{Trustee: a.Trustee, Rights: a.Rights, Write: a.Mask()&writeMask != 0})
+	}
+	return out
+}
+
+// Removable lists the access the DACL gives to anyone but SYSTEM,
+// Administrators, TrustedInstaller and extra that lets them delete or
+// rename the object or its entries (removeMask), on the object itself.
+func (s Security) Removable(extra ...string) []Grant {
+	var out []Grant
+	for _, a := range s.ACEs {
+		if !a.Allows() || a.InheritOnly() || Trusted(a.Trustee, extra...) || a.Mask()&removeMask == 0 {
+			continue
+		}
+		out = append(out, Grant{Trustee: a.Trustee, Rights: a.Rights, Write: true})
 	}
 	return out
 }

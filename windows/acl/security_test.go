@@ -163,3 +163,46 @@ func TestTrusted(t *testing.T) {
 		t.Error("TrusteeName")
 	}
 }
+
+// Removable is what lets another account put its own program where a
+// parent directory of edgecore.exe was: delete or rename rights on the
+// directory, delete-child rights on it, or the right to grant either.
+func TestRemovable(t *testing.T) {
+	for sddl, want := range map[string][]string{
+		// C:\Program Files: Users read and run.
+		"O:BAD:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)(A;OICIID;0x1200a9;;;BU)": nil,
+		// A folder made in C:\ on Windows 10: Authenticated Users modify,
+		// which includes DELETE.
+		"O:BAD:AI(A;ID;FA;;;BA)(A;ID;0x1301bf;;;AU)": {"AU"},
+		// Create folders and files only: nothing existing can move.
+		"O:BAD:AI(A;CI;0x6;;;BU)":             nil,
+		"O:BAD:(A;;0x40;;;BU)":                {"BU"}, // delete child
+		"O:BAD:(A;;WD;;;WD)":                  {"WD"}, // write DAC
+		"O:BAD:(A;;WO;;;IU)":                  {"IU"}, // take ownership
+		"O:BAD:(A;;GA;;;BU)":                  {"BU"}, // generic all
+		"O:BAD:(A;;SD;;;S-1-5-21-1-2-3-1001)": {"S-1-5-21-1-2-3-1001"},
+		// Inherit-only entries reach only children made later; denials
+		// grant nothing.
+		"O:BAD:(A;OICIIO;FA;;;BU)(D;;FA;;;WD)": nil,
+		// The elevated administrator running the command is trusted.
+		"O:BAD:(A;;FA;;;S-1-5-21-9-9-9-500)": nil,
+		// Rights the check cannot read count as all rights.
+		"O:BAD:(A;;ZZ;;;BU)": {"BU"},
+		// Wine, for a directory of mode 0777: Everyone may write and
+		// delete; for 0755, read and run only.
+		"O:S-1-22-1-0D:(A;OICI;FA;;;SY)(A;OICI;0x1f01ff;;;S-1-22-1-0)(A;OICI;0x1301ff;;;WD)": {"WD"},
+		"O:S-1-22-1-0D:(A;OICI;FA;;;SY)(A;OICI;0x1f01ff;;;S-1-22-1-0)(A;OICI;0x1200a9;;;WD)": nil,
+	} {
+		sec, err := ParseSDDL(sddl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, g := range sec.Removable("S-1-5-21-9-9-9-500") {
+			got = append(got, g.Trustee)
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: Removable = %v, want %v", sddl, got, want)
+		}
+	}
+}

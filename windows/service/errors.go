@@ -31,6 +31,8 @@ const (
 	OpStart     Operation = "start"
 	OpStop      Operation = "stop"
 	OpStatus    Operation = "status"
+	// OpConfigure changes an installed service's command line.
+	OpConfigure Operation = "configure"
 	// OpRun is the process running as the service.
 	OpRun Operation = "run"
 )

@@ -30,6 +30,9 @@ func Stop(name string, _ time.Duration) error { return notSupported(OpStop, name
 // Query fails with ErrNotSupported outside Windows.
 func Query(name string) (Status, error) { return Status{Name: name}, notSupported(OpStatus, name) }
 
+// SetCommandLine fails with ErrNotSupported outside Windows.
+func SetCommandLine(name, _ string) error { return notSupported(OpConfigure, name) }
+
 // IsWindowsService is false outside Windows.
 func IsWindowsService() (bool, error) { return false, nil }
 

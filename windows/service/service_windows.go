@@ -182,6 +182,24 @@ func Stop(name string, timeout time.Duration) error {
 	})
 }
 
+// SetCommandLine replaces the installed service's command line (its
+// ImagePath) and nothing else, in one ChangeServiceConfig call: one
+// registry write, so that after a power cut the service names either the
+// old or the new command line. The upgrade points the service at a
+// complete copy of its binary with it while the binary's own path is
+// being swapped.
+func SetCommandLine(name, line string) error {
+	p, err := windows.UTF16PtrFromString(line)
+	if err != nil {
+		return fmt.Errorf("%s service %q: command line %q: %w", OpConfigure, name, line, err)
+	}
+	return withService(OpConfigure, name, func(s *mgr.Service) error {
+		return explain(OpConfigure, name, windows.ChangeServiceConfig(s.Handle,
+			windows.SERVICE_NO_CHANGE, windows.SERVICE_NO_CHANGE, windows.SERVICE_NO_CHANGE,
+			p, nil, nil, nil, nil, nil, nil))
+	})
+}
+
 func withService(op Operation, name string, f func(*mgr.Service) error) error {
 	if err := validateName(name); err != nil {
 		return err

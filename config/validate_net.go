@@ -1,0 +1,160 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+)
+
+// validateNetwork checks the address, range and port fields of the
+// enabled modules for what Go's listeners and dialers, the kubelet and
+// Windows accept: an IP field parses as an IP, a range as a CIDR, a port
+// lies in 1-65535, and a host:port or URL field has a host and such a
+// port. Upstream checks none of them, and a bad value otherwise shows
+// only as a module that fails to listen or connect after start. The
+// rules are the same on every OS.
+func validateNetwork(c *v1alpha2.EdgeCoreConfig) field.ErrorList {
+	var errs field.ErrorList
+	add := func(err *field.Error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m := c.Modules
+	if e := m.Edged; e != nil && e.Enable {
+		p := field.NewPath("modules", "edged")
+		add(ipField(p.Child("nodeIP"), e.NodeIP, "the address other hosts reach this node at, such as 192.168.1.20"))
+		if k := e.TailoredKubeletConfig; k != nil {
+			kp := p.Child("tailoredKubeletConfig")
+			add(ipField(kp.Child("address"), k.Address, "0.0.0.0 to serve on every interface, or one of this host's addresses"))
+			for i, d := range k.ClusterDNS {
+				add(ipField(kp.Child("clusterDNS").Index(i), d, "the cluster DNS service's IP, such as 10.96.0.10"))
+			}
+			if k.PodCIDR != "" {
+				if _, _, err := net.ParseCIDR(k.PodCIDR); err != nil {
+					add(field.Invalid(kp.Child("podCIDR"), k.PodCIDR, "not a CIDR range: write it as address/prefix, such as 10.244.2.0/24, or remove the line"))
+				}
+			}
+			// 0 turns the read-only port off.
+			if k.ReadOnlyPort != 0 {
+				add(portField(kp.Child("readOnlyPort"), int(k.ReadOnlyPort), "0 to turn it off (the default), or a free port such as 10255"))
+			}
+		}
+	}
+	if h := m.EdgeHub; h != nil && h.Enable {
+		p := field.NewPath("modules", "edgeHub")
+		add(urlField(p.Child("httpServer"), h.HTTPServer, "https", "cloudcore's certificate port, such as https://192.168.1.10:10002"))
+		if h.WebSocket != nil && h.WebSocket.Enable {
+			add(hostPortField(p.Child("websocket", "server"), h.WebSocket.Server, false, "cloudcore's hub, such as 192.168.1.10:10000"))
+		}
+		if h.Quic != nil && h.Quic.Enable {
+			add(hostPortField(p.Child("quic", "server"), h.Quic.Server, false, "cloudcore's QUIC hub, such as 192.168.1.10:10001"))
+		}
+	}
+	if b := m.EventBus; b != nil && b.Enable {
+		p := field.NewPath("modules", "eventBus")
+		add(urlField(p.Child("mqttServerExternal"), b.MqttServerExternal, "tcp", "the MQTT broker, such as tcp://127.0.0.1:1883"))
+		add(urlField(p.Child("mqttServerInternal"), b.MqttServerInternal, "tcp", "the internal MQTT broker, such as tcp://127.0.0.1:1884"))
+	}
+	if mm := m.MetaManager; mm != nil && mm.Enable && mm.MetaServer != nil && mm.MetaServer.Enable {
+		p := field.NewPath("modules", "metaManager", "metaServer")
+		add(hostPortField(p.Child("server"), mm.MetaServer.Server, false, "a local address, such as 127.0.0.1:10550"))
+		add(hostPortField(p.Child("dummyServer"), mm.MetaServer.DummyServer, true, "the dummy interface's address, such as 169.254.30.10:10550"))
+	}
+	if s := m.ServiceBus; s != nil && s.Enable {
+		p := field.NewPath("modules", "serviceBus")
+		add(ipField(p.Child("server"), s.Server, "the address to serve on, such as 127.0.0.1"))
+		add(portField(p.Child("port"), s.Port, "a free port, such as 9060"))
+	}
+	if s := m.EdgeStream; s != nil && s.Enable {
+		add(hostPortField(field.NewPath("modules", "edgeStream", "server"), s.TunnelServer, false, "cloudcore's stream port, such as 192.168.1.10:10004"))
+	}
+	return errs
+}
+
+// ipField checks an optional IP address.
+func ipField(p *field.Path, v, example string) *field.Error {
+	if v == "" || net.ParseIP(v) != nil {
+		return nil
+	}
+	return field.Invalid(p, v, "not an IP address: use "+example)
+}
+
+// portField checks a port number.
+func portField(p *field.Path, v int, example string) *field.Error {
+	if v >= 1 && v <= 65535 {
+		return nil
+	}
+	return field.Invalid(p, v, "a port lies between 1 and 65535: use "+example)
+}
+
+// hostPortField checks host:port; ipOnly requires the host to be an IP.
+// An empty value is left to the module's own checks.
+func hostPortField(p *field.Path, v string, ipOnly bool, example string) *field.Error {
+	if v == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return field.Invalid(p, v, "not host:port (an IPv6 address goes in brackets, [fd00::1]:10000): use "+example)
+	}
+	return checkHostPort(p, v, host, port, ipOnly, example)
+}
+
+func checkHostPort(p *field.Path, v, host, port string, ipOnly bool, example string) *field.Error {
+	if host == "" {
+		return field.Invalid(p, v, "the host is missing: use "+example)
+	}
+	if ipOnly && net.ParseIP(host) == nil {
+		return field.Invalid(p, v, fmt.Sprintf("%q is not an IP address: use %s", host, example))
+	}
+	if !ipOnly && net.ParseIP(host) == nil && !validHostName(host) {
+		return field.Invalid(p, v, fmt.Sprintf("%q is neither an IP address nor a host name: use %s", host, example))
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return field.Invalid(p, v, fmt.Sprintf("the port %q does not lie between 1 and 65535: use %s", port, example))
+	}
+	return nil
+}
+
+// urlField checks an optional URL of scheme with a host and a port.
+func urlField(p *field.Path, v, scheme, example string) *field.Error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != scheme || u.Host == "" || u.User != nil {
+		return field.Invalid(p, v, fmt.Sprintf("not a %s:// URL with a host and a port: use %s", scheme, example))
+	}
+	if u.Port() == "" {
+		return field.Invalid(p, v, "the port is missing: use "+example)
+	}
+	return checkHostPort(p, v, u.Hostname(), u.Port(), false, example)
+}
+
+// validHostName accepts a DNS name: labels of letters, digits and
+// hyphens, not starting or ending with a hyphen.
+func validHostName(h string) bool {
+	h = strings.TrimSuffix(h, ".")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(h, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, r := range l {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
