@@ -11,6 +11,8 @@ import (
 	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeedge/beehive/pkg/core"
+
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
@@ -58,6 +60,7 @@ func Main(opts Options) error {
 	if logPanicLog != nil {
 		logPanicLog()
 	}
+	core.SetPanicHandler(modulePanicked)
 	defer serveStackDumps(filepath.Dir(opts.Logs.File), asService)()
 	ctx, stop, release := lifecycle.NodeContext(context.Background(), asService, runtime.GOOS, lifecycle.ProcessSignals{})
 	defer release()
@@ -71,7 +74,8 @@ func Main(opts Options) error {
 
 // runUntilFatal runs the node and returns when it stops, or when upstream
 // code ends the process through klog's exit hook: klog.Fatal and klog.Exit
-// (edgehub, when the cloud refuses the join token), and edged's and
+// (and modulePanicked, for a module that panics, as edgehub does when the
+// cloud refuses the join token), and edged's and
 // eventbus's start-up failures, which patches/0003 routes through the same
 // hook instead of os.Exit. A service must report itself stopped, with a
 // failure code, before its process goes: otherwise the service manager
@@ -97,6 +101,20 @@ func runUntilFatal(ctx context.Context, opts Options) func() error {
 			return fmt.Errorf("edgecore stopped on a fatal error (exit code %d); the log file says why", code)
 		}
 	}
+}
+
+// modulePanicked is the bus's PanicHandler: a module that panics in Start
+// (KubeEdge v1.23's edgehub does when the cloud refuses the join token)
+// ends the node through klog's exit hook, as klog.Fatal does, so that a
+// service reports itself stopped with a failure code. The panic and its
+// stack go to standard error, which for a service is panic.log, as the
+// runtime's own report would, and the reason to the log file, where join
+// and an operator look first.
+func modulePanicked(module string, value any, stack []byte) {
+	fmt.Fprintf(os.Stderr, "panic: %v\n\nmodule %s panicked in Start:\n%s", value, module, stack)
+	klog.Errorf("module %s panicked: %v", module, value)
+	klog.Flush()
+	klog.OsExit(2)
 }
 
 // capturePanics points the process's standard error at the panic log

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -67,15 +69,48 @@ func policyOf(m Module) *ModuleRestartPolicy {
 	return nil
 }
 
+// PanicHandler is told, on the module's own goroutine, what a module that
+// has no restart policy panicked with, and the stack where it panicked. It
+// lets a program end through its own stop path (a Windows service reports
+// itself stopped with a failure code) instead of dying in the runtime's
+// panic, which a service manager learns of only from the process handle.
+// It should not return; if it does, the module counts as stopped.
+type PanicHandler func(module string, value any, stack []byte)
+
+var panicHandler atomic.Pointer[PanicHandler]
+
+// SetPanicHandler sets the PanicHandler; nil restores the default, where
+// the panic takes the process down.
+func SetPanicHandler(h PanicHandler) {
+	if h == nil {
+		panicHandler.Store(nil)
+		return
+	}
+	panicHandler.Store(&h)
+}
+
 // runModule runs m.Start and keeps it running as its restart policy says.
-// Without a policy a panic is left alone, so that it takes the process down
-// and a supervisor restarts it as a whole. A restart keeps the module's
+// Without a policy a panic goes to the PanicHandler or, without one, is
+// left alone, so that it takes the process down and a supervisor restarts
+// it as a whole. A restart keeps the module's
 // inbox and what is queued in it: it does not call AddModule, which gives a
 // module a fresh, empty inbox as upstream's does, so messages sent while
 // the module was down are not lost.
 func runModule(m Module) {
 	policy := policyOf(m)
 	if policy == nil {
+		// Recovering only when someone handles the panic keeps the
+		// runtime's own report, with the panicking goroutine's frames,
+		// for everyone else.
+		if h := panicHandler.Load(); h != nil {
+			defer func() {
+				if r := recover(); r != nil {
+					// Deferred calls run on top of the panicking frames,
+					// so the stack still shows where it panicked.
+					(*h)(m.Name(), r, debug.Stack())
+				}
+			}()
+		}
 		m.Start()
 		return
 	}
