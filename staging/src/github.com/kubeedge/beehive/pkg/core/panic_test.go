@@ -9,7 +9,16 @@ import (
 // certificate manager does when the cloud refuses the join token.
 func certManagerStart() { panic("failed to apply the edge certs") }
 
+// withoutLegacyRestart turns EnableModuleRestart off for one test: an
+// earlier test in the package turns it on, and with it every module has a
+// policy.
+func withoutLegacyRestart(t *testing.T) {
+	was := restartEnabled.Swap(false)
+	t.Cleanup(func() { restartEnabled.Store(was) })
+}
+
 func TestPanicHandlerGetsAPanicOfAModuleWithoutPolicy(t *testing.T) {
+	withoutLegacyRestart(t)
 	type report struct {
 		module string
 		value  any
