@@ -89,6 +89,18 @@ func (c *cluster) restartCloudcore(t *testing.T) {
 	waitTCP(t, "127.0.0.1:"+strconv.Itoa(hubPort), time.Minute)
 }
 
+// startControllerManager runs KubeEdge's controller-manager against the
+// cluster, as `keadm init --set controllerManager.enable=true` deploys it
+// beside cloudcore: it is what takes a v1alpha2 NodeUpgradeJob from an empty
+// status to the Init phase cloudcore's taskManager sends to nodes.
+func (c *cluster) startControllerManager(t *testing.T) {
+	t.Helper()
+	probe := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	c.controllerManager = start(t, c.dir, "controller-manager", []string{"KUBECONFIG=" + c.kubeconfig},
+		mustEnv(t, "CONTROLLER_MANAGER_BIN"), "--health-probe-bind-address", probe)
+	waitTCP(t, probe, time.Minute)
+}
+
 // token is what `keadm gettoken` prints: the tokendata of the secret
 // cloudcore keeps in its namespace.
 func (c *cluster) token(t *testing.T) string {

@@ -32,9 +32,11 @@ type cluster struct {
 	rest       *rest.Config
 	client     *kubernetes.Clientset
 	cloudcore  *proc
-	cloudArgs  []string
-	hubPort    int
-	certPort   int
+	// controllerManager runs only in the scenarios that need it.
+	controllerManager *proc
+	cloudArgs         []string
+	hubPort           int
+	certPort          int
 }
 
 func startCluster(t *testing.T) *cluster {

@@ -103,6 +103,7 @@ func (j *journey) upgradeFromCloud(good, bad, goodKE, badKE string) {
 	if err := os.WriteFile(j.h.drive(upgrade.SettingsPath(j.layout.GOOS, j.layout.ConfigFile)), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	j.c.startControllerManager(t)
 	client, err := kubeedgeclient.NewForConfig(j.c.rest)
 	if err != nil {
 		t.Fatal(err)

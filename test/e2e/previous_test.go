@@ -1,0 +1,115 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"database/sql"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeedge-windows/edgecore/config"
+)
+
+// TestWindowsUpgradeFromPrevious moves a node of the previous release,
+// built from KubeEdge v1.20 (PREVIOUS_EDGECORE_EXE, which `make
+// e2e-previous` builds from this repository's history), to this code the
+// way the README tells an operator to: on the host, with the old binary's
+// own `edgecore.exe upgrade --package`, since cloudcore v1.23 sends an old
+// node no NodeUpgradeJob it understands. The node must come back Ready on
+// the new release with what it kept: its name, its pod (same container, no
+// second sandbox), the pod in its database, and the configuration the old
+// release wrote, completed with v1.23's taskManager. Then the new binary's
+// `rollback` brings back the previous release, the pod still untouched.
+func TestWindowsUpgradeFromPrevious(t *testing.T) {
+	prev := os.Getenv("PREVIOUS_EDGECORE_EXE")
+	if prev == "" {
+		t.Skip("PREVIOUS_EDGECORE_EXE is not set: `make e2e-previous` builds the KubeEdge v1.20-based release from this repository's history and runs this test (not part of `make test`, to keep a cold CI run under an hour)")
+	}
+	good := mustEnv(t, "UPGRADE_GOOD_ZIP")
+	prevKE, goodKE := mustEnv(t, "PREVIOUS_KUBEEDGE"), mustEnv(t, "UPGRADE_GOOD_KUBEEDGE")
+	prevVersion := mustEnv(t, "PREVIOUS_VERSION")
+
+	c := startCluster(t)
+	h := newWinHost(t)
+	h.exe = prev
+	h.install(t, `C:\Program Files\edgecore`)
+	j := &journey{t: t, c: c, h: h, token: c.token(t), layout: config.NewLayout(config.Host{GOOS: "windows"})}
+	j.fakecri = j.startFakeCRI("fakecri")
+
+	j.node = j.joinedNode(j.run(j.args(joinCommand), 0).out)
+	eventually(t, readyBound, "node "+j.node+" Ready on the previous release", c.nodeReady(j.node, time.Time{}))
+	j.runsKubeEdge(prevKE)
+	e := &edge{os: "windows", name: j.node, fakecri: j.fakecri}
+	e.createPod(t, c, "carried")
+	eventually(t, podBound, "pod carried Running", c.podRunning("carried"))
+	container := c.containerOf(t, "carried")
+	oldConfig := string(j.read(j.layout.ConfigFile))
+	logBefore := fileSize(h.drive(j.layout.LogFile))
+
+	steps := []struct {
+		args     []string
+		result   string
+		kubeedge string
+	}{
+		{[]string{"upgrade", "--package", winPath(good), "--timeout", "3m"}, "result=success action=upgrade from=" + prevVersion + " to=v0.2.0", goodKE},
+		{[]string{"rollback"}, "result=success action=rollback from=v0.2.0 to=" + prevVersion, prevKE},
+	}
+	for i, s := range steps {
+		begin := time.Now()
+		r := h.edgecore(t, upgradeBound, s.args...)
+		t.Logf("edgecore.exe %s: exit %d after %s\n%s", strings.Join(s.args, " "), r.code, fmtDur(r.duration), indent(r.out))
+		if r.code != 0 || !strings.Contains(lastLine(r.out), s.result) {
+			j.dumpLog()
+			j.dumpUpgradeLog()
+			t.Fatalf("edgecore.exe %s: exit %d and last line %q; want exit 0 and %q", s.args[0], r.code, lastLine(r.out), s.result)
+		}
+		eventually(t, readyBound, "node Ready after "+s.args[0], c.nodeReady(j.node, begin))
+		j.runsKubeEdge(s.kubeedge)
+		c.sameContainer(t, "carried", container, s.args[0])
+		e.createdOnce(t, 1, s.args[0])
+		j.knowsPod("carried", s.args[0])
+		if i == 0 {
+			j.carriedConfig(oldConfig, logBefore)
+		}
+		t.Logf("%s: %s in %s, node %s Ready on KubeEdge %s, pod carried in the same container", s.args[0], s.result, fmtDur(r.duration), j.node, s.kubeedge)
+	}
+}
+
+// carriedConfig checks that the new release runs the configuration the
+// previous one wrote, unchanged on disk (a rollback needs it as it was),
+// with the section v1.23 added filled in at load and said so in the log.
+func (j *journey) carriedConfig(before string, logOffset int64) {
+	j.t.Helper()
+	if now := string(j.read(j.layout.ConfigFile)); now != before {
+		j.t.Errorf("the upgrade changed %s:\n--- before\n%s\n--- after\n%s", j.layout.ConfigFile, before, now)
+	}
+	want := `"Rewrote config value into its Windows form" field="modules.taskManager.enable"`
+	eventually(j.t, readyBound, "the new release's log names the taskManager it added", func() (bool, error) {
+		data, err := os.ReadFile(j.h.drive(j.layout.LogFile))
+		if err != nil {
+			return false, err
+		}
+		if int64(len(data)) < logOffset {
+			logOffset = 0
+		}
+		return strings.Contains(string(data[logOffset:]), want), nil
+	})
+}
+
+// knowsPod checks that the node's database, carried across the upgrade,
+// still holds the pod.
+func (j *journey) knowsPod(pod, event string) {
+	j.t.Helper()
+	path := j.h.drive(j.layout.DataSource)
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM meta WHERE key = ?", "default/pod/"+pod).Scan(&n); err != nil || n == 0 {
+		j.t.Errorf("after %s the node's database %s does not hold pod %s (rows %d, %v)", event, path, pod, n, err)
+	}
+}
