@@ -259,7 +259,7 @@ func (d *driver) serviceImage(image string) error {
 	if err != nil {
 		return fmt.Errorf("reading the command line of the service %s: %w", j.Service, err)
 	}
-	argv, err := SplitCommandLine(st.CommandLine)
+	argv, err := service.SplitCommandLine(st.CommandLine)
 	if err != nil {
 		return fmt.Errorf("the service %s: %w", j.Service, err)
 	}

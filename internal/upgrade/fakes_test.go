@@ -413,7 +413,7 @@ func (s *fakeServices) launch(b program) {
 // registry write.
 func (s *fakeServices) SetCommandLine(name, line string) error {
 	s.ops.do("set service command line " + line)
-	argv, err := SplitCommandLine(line)
+	argv, err := service.SplitCommandLine(line)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/release"
+	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 // Facts are how an upgrade learns about the installed edgecore what the
@@ -51,7 +52,7 @@ func FindInstalled(e Env, f Facts, name string) (Installed, error) {
 	if !st.Installed {
 		return in, fmt.Errorf("the service %q is not installed: upgrade and rollback replace the binary that service runs; set the node up with `edgecore.exe join` (or `edgecore.exe service install`) first", name)
 	}
-	argv, err := SplitCommandLine(st.CommandLine)
+	argv, err := service.SplitCommandLine(st.CommandLine)
 	if err != nil {
 		return in, err
 	}

@@ -28,29 +28,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
-func TestSplitCommandLineUndoesServiceCommandLine(t *testing.T) {
-	for _, args := range [][]string{
-		{"--config", `C:\etc\kubeedge\config\edgecore.yaml`},
-		{"--config", `C:\Program Files\edge core\my config.yaml`},
-		{"--config", `C:\dir with trailing slash\`},
-		{`a"b`, `c\"d`, `\\server\share\x y`, "", "tab\there", `x\\`, `"quoted"`},
-	} {
-		line, err := service.CommandLine(`C:\Program Files\edge core\edgecore.exe`, args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := SplitCommandLine(line)
-		want := append([]string{`C:\Program Files\edge core\edgecore.exe`}, args...)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("SplitCommandLine(%s)\n got %q, %v\nwant %q", line, got, err, want)
-		}
-	}
-	if got, _ := SplitCommandLine(`C:\edgecore\edgecore.exe --config C:\x.yaml`); !reflect.DeepEqual(got, []string{`C:\edgecore\edgecore.exe`, "--config", `C:\x.yaml`}) {
-		t.Errorf("unquoted program: %q", got)
-	}
-	if _, err := SplitCommandLine(`"C:\Program Files\edgecore.exe --config x`); err == nil {
-		t.Error("an unclosed quote was accepted")
-	}
+func TestConfigFlagFindsTheEqualsForm(t *testing.T) {
 	if v, ok := configFlag([]string{"--log-file", "x", "--config=C:\\a b\\c.yaml"}); !ok || v != `C:\a b\c.yaml` {
 		t.Errorf("--config=: %q %v", v, ok)
 	}

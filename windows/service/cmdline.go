@@ -43,6 +43,78 @@ func CommandLine(exe string, args []string) (string, error) {
 	return b.String(), nil
 }
 
+// SplitCommandLine splits a service's command line (Status.CommandLine)
+// back into the program and its arguments by the rules at the top of this
+// file. It is the inverse of CommandLine, and its test holds it to that; an
+// upgrade needs it to find the binary and the configuration the service
+// really runs with, which may have spaces in their paths. It lives here so
+// that the writer and the reader of the format change together.
+func SplitCommandLine(line string) ([]string, error) {
+	line = strings.TrimLeft(line, " \t")
+	if line == "" {
+		return nil, fmt.Errorf("the service's command line is empty")
+	}
+	var argv []string
+	var prog string
+	if line[0] == '"' {
+		end := strings.IndexByte(line[1:], '"')
+		if end < 0 {
+			return nil, fmt.Errorf("the service's command line %q opens a quote it does not close", line)
+		}
+		prog, line = line[1:1+end], line[2+end:]
+	} else {
+		end := strings.IndexAny(line, " \t")
+		if end < 0 {
+			end = len(line)
+		}
+		prog, line = line[:end], line[end:]
+	}
+	argv = append(argv, prog)
+	var (
+		b       strings.Builder
+		inWord  bool
+		quoted  bool
+		slashes int
+	)
+	flush := func() {
+		b.WriteString(strings.Repeat(`\`, slashes))
+		slashes = 0
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '\\':
+			slashes++
+			inWord = true
+		case c == '"':
+			b.WriteString(strings.Repeat(`\`, slashes/2))
+			if slashes%2 == 1 {
+				b.WriteByte('"')
+			} else {
+				quoted = !quoted
+			}
+			slashes = 0
+			inWord = true
+		case (c == ' ' || c == '\t') && !quoted:
+			flush()
+			if inWord {
+				argv = append(argv, b.String())
+				b.Reset()
+				inWord = false
+			}
+		default:
+			flush()
+			b.WriteByte(c)
+			inWord = true
+		}
+	}
+	flush()
+	if inWord {
+		argv = append(argv, b.String())
+	}
+	return argv, nil
+}
+
 // checkExecutable rejects program paths the first-word rule above cannot
 // carry, and relative paths, which the service manager would resolve against
 // C:\Windows\System32 rather than the directory the operator meant. The

@@ -183,6 +183,36 @@ func TestCommandLineRoundTrips(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("round trip of %q through %s gave %q", want, line, got)
 		}
+		// The reader an upgrade uses must undo the writer as the
+		// documented rules do.
+		if got, err := SplitCommandLine(line); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("SplitCommandLine(%s) = %q, %v, want %q", line, got, err, want)
+		}
+	}
+}
+
+func TestSplitCommandLineUndoesCommandLine(t *testing.T) {
+	for _, args := range [][]string{
+		{"--config", `C:\etc\kubeedge\config\edgecore.yaml`},
+		{"--config", `C:\Program Files\edge core\my config.yaml`},
+		{"--config", `C:\dir with trailing slash\`},
+		{`a"b`, `c\"d`, `\\server\share\x y`, "", "tab\there", `x\\`, `"quoted"`},
+	} {
+		line, err := CommandLine(`C:\Program Files\edge core\edgecore.exe`, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := SplitCommandLine(line)
+		want := append([]string{`C:\Program Files\edge core\edgecore.exe`}, args...)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("SplitCommandLine(%s)\n got %q, %v\nwant %q", line, got, err, want)
+		}
+	}
+	if got, _ := SplitCommandLine(`C:\edgecore\edgecore.exe --config C:\x.yaml`); !reflect.DeepEqual(got, []string{`C:\edgecore\edgecore.exe`, "--config", `C:\x.yaml`}) {
+		t.Errorf("unquoted program: %q", got)
+	}
+	if _, err := SplitCommandLine(`"C:\Program Files\edgecore.exe --config x`); err == nil {
+		t.Error("an unclosed quote was accepted")
 	}
 }
 
