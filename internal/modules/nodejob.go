@@ -173,7 +173,11 @@ func (h nodeJobHandler) upgrade(_ context.Context, job, node string, ser actions
 	if err != nil {
 		return &nodeJobResponse{err: err, interrupt: true}
 	}
-	r, now := h.jobs.Upgrade(requestOf(job, node, spec))
+	req := requestOf(job, node, spec)
+	// The outcome, reported by the version that runs after the restart,
+	// names the versions as the job does.
+	req.Job.From, req.Job.To = h.version, spec.Version
+	r, now := h.jobs.Upgrade(req)
 	if now {
 		r.From, r.To = h.version, spec.Version
 		return &nodeJobResponse{err: errorOf(r), interrupt: true, messages: nodeJobMessages(r)}

@@ -242,7 +242,8 @@ func TestCheck(t *testing.T) {
 func TestUpgradeStepHandsOverAndTheOutcomeIsReported(t *testing.T) {
 	h := newHost(newBin)
 	js, _, watched := jobsOn(h)
-	job := Job{TaskID: "nuj", TaskType: "upgrade", Node: "win-1"}
+	// The job's own versions are KubeEdge's; the outcome names them.
+	job := Job{TaskID: "nuj", TaskType: "upgrade", Node: "win-1", From: "v1.23.1", To: "v1.23.2"}
 	backedUp := make(chan sent, 1)
 	js.Send = func(j Job, r Report) { backedUp <- sent{j, r} }
 	if r, now := js.Backup(Request{Job: job, Version: "v0.2.0"}); now {
@@ -288,7 +289,7 @@ func TestUpgradeStepHandsOverAndTheOutcomeIsReported(t *testing.T) {
 	if more, err := n.tick(); more || err != nil || len(got) != 1 {
 		t.Fatalf("tick: %v %v %+v", more, err, got)
 	}
-	if got[0].job.TaskID != "nuj" || got[0].r != (Report{Event: "Upgrade", Success: true, From: "v0.1.0", To: "v0.2.0"}) {
+	if got[0].job.TaskID != "nuj" || got[0].r != (Report{Event: "Upgrade", Success: true, From: "v1.23.1", To: "v1.23.2"}) {
 		t.Errorf("reported %+v", got[0])
 	}
 	if j := h.journal(t); !j.Job.Reported {
@@ -327,6 +328,15 @@ func TestReportOf(t *testing.T) {
 			Report{Event: "Rollback", Reason: "upgrade to v0.2.0 failed and so did the rollback to v0.1.0: x", From: "v0.1.0", To: "v0.2.0"}},
 		{Journal{Kind: KindRollback, Outcome: OutcomeSuccess, From: "v0.2.0", To: "v0.1.0"}, Report{Event: "Rollback", Success: true, Reason: "rolled back from v0.2.0 to v0.1.0", From: "v0.2.0", To: "v0.1.0"}},
 		{Journal{Kind: KindRollback, Outcome: OutcomeFailed, From: "v0.2.0", To: "v0.1.0", Reason: "x"}, Report{Event: "Rollback", Reason: "rollback from v0.2.0 to v0.1.0 failed: x", From: "v0.2.0", To: "v0.1.0"}},
+		// A job's upgrade reports the job's KubeEdge versions; the
+		// reason still names the releases.
+		{Journal{Kind: KindUpgrade, Outcome: OutcomeSuccess, From: "v0.1.0", To: "v0.2.0", Job: &Job{From: "v1.23.1", To: "v1.23.2"}},
+			Report{Event: "Upgrade", Success: true, From: "v1.23.1", To: "v1.23.2"}},
+		{Journal{Kind: KindUpgrade, Outcome: OutcomeRolledBack, From: "v0.2.0", To: "v0.3.0", Reason: "exits", Job: &Job{From: "v1.23.2", To: "v1.23.3"}},
+			Report{Event: "Rollback", Success: true, Reason: "upgrade to v0.3.0 failed and was rolled back to v0.2.0: exits", From: "v1.23.2", To: "v1.23.3"}},
+		// A job that named no versions (the cloud's rollback step).
+		{Journal{Kind: KindRollback, Outcome: OutcomeSuccess, From: "v0.2.0", To: "v0.1.0", Job: &Job{TaskID: "r"}},
+			Report{Event: "Rollback", Success: true, Reason: "rolled back from v0.2.0 to v0.1.0", From: "v0.2.0", To: "v0.1.0"}},
 	} {
 		if got := reportOf(&tc.j); got != tc.want {
 			t.Errorf("%+v: %+v", tc.j, got)

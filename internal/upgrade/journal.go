@@ -128,6 +128,14 @@ type Job struct {
 	Node     string `json:"node"`
 	// Reported is set once the outcome was sent to the cloud.
 	Reported bool `json:"reported,omitempty"`
+	// From and To are the versions in the job's own terms, KubeEdge
+	// versions: what the node reported when the job came, and the job's
+	// spec.version. The cloud shows the outcome's versions beside
+	// spec.version, so they are reported in these terms rather than as
+	// this project's release versions; empty when the job named none
+	// (a rollback step).
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
 }
 
 // Duration is a time.Duration written as "3m0s".

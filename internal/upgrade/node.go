@@ -158,6 +158,9 @@ func (n *Node) writeHealth(j *Journal) error {
 func reportOf(j *Journal) Report {
 	r := outcomeOf(j)
 	r.From, r.To = j.From, j.To
+	if j.Job != nil && j.Job.From != "" && j.Job.To != "" {
+		r.From, r.To = j.Job.From, j.Job.To
+	}
 	return r
 }
 

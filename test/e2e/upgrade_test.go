@@ -168,6 +168,11 @@ func (j *journey) upgradeFromCloud(good, bad, goodKE, badKE string) {
 			j.dumpUpgradeLog()
 			t.Fatalf("NodeUpgradeJob %s: node phase %s, actions %v; want Successful, %v", jb.name, ns.Phase, flow, jb.actions)
 		}
+		// The versions the cloud shows are the job's own terms, KubeEdge
+		// versions: the current one is what the node runs now.
+		if ns.CurrentVersion != jb.kubeedge {
+			t.Errorf("NodeUpgradeJob %s: currentVersion %q (historicVersion %q), want %s, the KubeEdge version the node runs", jb.name, ns.CurrentVersion, ns.HistoricVersion, jb.kubeedge)
+		}
 		if len(jb.actions) == 5 && !strings.Contains(ns.ActionFlow[3].Reason, "rolled back to v0.2.0") {
 			t.Fatalf("NodeUpgradeJob %s: the Upgrade action's reason %q does not say the node was rolled back", jb.name, ns.ActionFlow[3].Reason)
 		}
