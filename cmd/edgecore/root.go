@@ -15,7 +15,6 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
-	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 	"github.com/kubeedge-windows/edgecore/internal/node"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 )
@@ -111,14 +110,10 @@ func NewCommand() *cobra.Command {
 
 func (o *rootOptions) flags(name string) (fss cliflag.NamedFlagSets) {
 	fs := fss.FlagSet("edgecore")
-	fs.StringVar(&o.node.ConfigFile, "config", o.node.ConfigFile, "Path to the edgecore configuration file.")
+	o.node.AddFlags(fs)
 	fs.BoolVar(&o.MinConfig, "minconfig", false, "Print a minimal configuration for this platform and exit.")
 	fs.BoolVar(&o.DefaultConfig, "defaultconfig", false, "Print the full default configuration for this platform and exit.")
 	fs.BoolVar(&o.Version, "version", false, "Print version information and exit.")
-	fs.BoolVar(&o.node.SkipEnvironmentCheck, "skip-environment-check", false,
-		"Start even if a standalone kubelet or kube-proxy is running on this host.")
-	fs.Var(&memlimit.Flag, memlimit.FlagName, "Soft memory limit of the Go runtime, such as 300Mi, or off. "+
-		"Default: GOMEMLIMIT if set, else the kubelet's kubeReserved memory, else 1/16 of the host's memory within 128Mi-1Gi.")
 	global := fss.FlagSet("logging")
 	globalflag.AddGlobalFlags(global, name)
 	// AddGlobalFlags adds --help too; cobra owns that flag.

@@ -102,10 +102,6 @@ func (s *Setting) Set(v string) error {
 // Type implements pflag.Value.
 func (s *Setting) Type() string { return "size" }
 
-// Flag holds --memory-limit; cmd/edgecore registers it and Configure reads
-// it. The runtime's memory limit is process-wide, and so is this.
-var Flag Setting
-
 // Inputs are what the policy is derived from.
 type Inputs struct {
 	Flag Setting
@@ -158,8 +154,8 @@ func Decide(in Inputs) (Policy, error) {
 
 // Configure derives the policy from the flag, the environment, kubeReserved
 // and the host, applies it and returns it.
-func Configure(kubeReserved map[string]string) (Policy, error) {
-	p, err := Decide(Inputs{Flag: Flag, Env: os.Getenv, KubeReserved: kubeReserved, HostMemory: HostMemory()})
+func Configure(flag Setting, kubeReserved map[string]string) (Policy, error) {
+	p, err := Decide(Inputs{Flag: flag, Env: os.Getenv, KubeReserved: kubeReserved, HostMemory: HostMemory()})
 	if err != nil {
 		return p, err
 	}

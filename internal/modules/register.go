@@ -46,7 +46,7 @@ func migrateDatabase(dataSource string) {
 // registers every edge module with its part of c, and last the Windows
 // node job runners, which must replace upstream's: taskmanager.Register
 // installs those.
-func Register(c *v1alpha2.EdgeCoreConfig) {
+func Register(c *v1alpha2.EdgeCoreConfig, upgrades *UpgradeAgent) {
 	node := c.Modules.Edged.HostnameOverride
 	installDMIListener()
 	dao.Init(c.DataBase.DataSource, c.Modules.DeviceTwin, c.Modules.EventBus, c.Modules.MetaManager, c.Modules.ServiceBus)
@@ -60,5 +60,5 @@ func Register(c *v1alpha2.EdgeCoreConfig) {
 	edgestream.Register(c.Modules.EdgeStream, node, c.Modules.Edged.NodeIP)
 	taskmanager.Register(c.Modules.TaskManager)
 	dbtest.Register(c.Modules.DBTest)
-	registerUpgrade(c)
+	upgrades.register()
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -23,7 +22,6 @@ import (
 	api "github.com/kubeedge/api/apis/fsm/v1alpha1"
 	operationsv1alpha2 "github.com/kubeedge/api/apis/operations/v1alpha2"
 	commontypes "github.com/kubeedge/kubeedge/common/types"
-	"github.com/kubeedge/kubeedge/edge/cmd/edgecore/app/options"
 	"github.com/kubeedge/kubeedge/edge/pkg/common/cloudconnection"
 	commonmsg "github.com/kubeedge/kubeedge/edge/pkg/common/message"
 	"github.com/kubeedge/kubeedge/edge/pkg/edged"
@@ -37,81 +35,71 @@ import (
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
-// upgrades is this process's part in upgrades: the NodeUpgradeJob
-// executors and the watcher of the upgrade journal.
-var upgrades struct {
-	once  sync.Once
-	mu    sync.Mutex
-	ctx   context.Context
-	node  *upgrade.Node
-	ready nodeReadiness
+// UpgradeAgent is the node's part in upgrades: the executors of the cloud's
+// NodeUpgradeJobs and the watcher of the upgrade journal. node.Run makes
+// one from the loaded configuration, registers it with the modules and
+// starts its watch; everything it needs is in the value.
+type UpgradeAgent struct {
+	node     *upgrade.Node
+	jobs     *upgrade.Jobs
+	nodeName string
+	ready    *nodeReadiness
 }
 
-// registerUpgrade registers the Windows executor of v1alpha1 NodeUpgradeJob
-// tasks and the Windows runner of v1alpha2 NodeUpgradeJobs in place of
+// NewUpgradeAgent prepares the upgrade agent of the node that runs
+// configFile (c, as loaded) on host, for the node's lifetime ctx: a step
+// in the background ends with it.
+func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCoreConfig, configFile string) *UpgradeAgent {
+	env := upgrade.HostEnv(host)
+	exe, err := os.Executable()
+	if err != nil {
+		klog.Warningf("Cannot find the path of edgecore for upgrades: %v", err)
+	}
+	nodeName := c.Modules.Edged.HostnameOverride
+	dataSource := c.DataBase.DataSource
+	facts := upgrade.HostFacts(host)
+	facts.DataSource = func(string) (string, error) { return dataSource, nil }
+	ready := &nodeReadiness{}
+	node := &upgrade.Node{
+		Env: env, Started: time.Now(), Executable: exe,
+		Connected: cloudconnection.IsConnected,
+		Ready:     ready.Ready,
+		Send:      sendTaskReport(nodeName),
+		Logf:      klog.Infof,
+	}
+	jobs := &upgrade.Jobs{
+		Env: env, ConfigFile: configFile, Executable: exe, Service: service.DefaultName,
+		Facts:      facts,
+		InService:  service.IsWindowsService,
+		Fetch:      upgrade.Fetcher{}.Fetch,
+		Context:    func() context.Context { return ctx },
+		FreeDisk:   preflight.SystemProbes().FreeDisk,
+		CheckItems: upstreamCheckItems,
+		Send:       sendTaskReport(nodeName),
+		Logf:       klog.Infof,
+		Watch:      func() { go node.Watch(ctx) },
+	}
+	return &UpgradeAgent{node: node, jobs: jobs, nodeName: nodeName, ready: ready}
+}
+
+// register installs the Windows executor of v1alpha1 NodeUpgradeJob tasks
+// and the Windows runner of v1alpha2 NodeUpgradeJobs in place of
 // upstream's, which run `keadm upgrade edge` through bash, and makes the
 // kubelet's node status observable for the upgrade's health gate.
 // Upstream's register in taskmanager.Register, so this must come after it.
-func registerUpgrade(c *v1alpha2.EdgeCoreConfig) {
-	upgrades.once.Do(func() {
-		observeNodeStatus(upgrades.ready.observe)
-		host := config.CurrentHost(runtime.GOOS)
-		env := upgrade.HostEnv(host)
-		exe, err := os.Executable()
-		if err != nil {
-			klog.Warningf("Cannot find the path of edgecore for upgrades: %v", err)
-		}
-		nodeName := c.Modules.Edged.HostnameOverride
-		dataSource := c.DataBase.DataSource
-		facts := upgrade.HostFacts(host)
-		facts.DataSource = func(string) (string, error) { return dataSource, nil }
-		node := &upgrade.Node{
-			Env: env, Started: time.Now(), Executable: exe,
-			Connected: cloudconnection.IsConnected,
-			Ready:     upgrades.ready.Ready,
-			Send:      sendTaskReport(nodeName),
-			Logf:      klog.Infof,
-		}
-		upgrades.node = node
-		jobs := &upgrade.Jobs{
-			Env: env, ConfigFile: options.GetEdgeCoreOptions().ConfigFile, Executable: exe, Service: service.DefaultName,
-			Facts:      facts,
-			InService:  service.IsWindowsService,
-			Fetch:      upgrade.Fetcher{}.Fetch,
-			Context:    watchContext,
-			FreeDisk:   preflight.SystemProbes().FreeDisk,
-			CheckItems: upstreamCheckItems,
-			Send:       sendTaskReport(nodeName),
-			Logf:       klog.Infof,
-			Watch:      func() { go node.Watch(watchContext()) },
-		}
-		taskexecutor.Register(taskexecutor.TaskUpgrade, &upgradeExecutor{jobs: jobs, node: nodeName, checks: map[string]upgrade.Request{}})
-		actions.RegisterRunner(operationsv1alpha2.ResourceNodeUpgradeJob, nodeUpgradeJobRunner(jobs, env.Version, sendNodeJobStatus))
-	})
+func (a *UpgradeAgent) register() {
+	observeNodeStatus(a.ready.observe)
+	taskexecutor.Register(taskexecutor.TaskUpgrade, &upgradeExecutor{jobs: a.jobs, node: a.nodeName, checks: map[string]upgrade.Request{}})
+	actions.RegisterRunner(operationsv1alpha2.ResourceNodeUpgradeJob, nodeUpgradeJobRunner(a.jobs, a.jobs.Env.Version, sendNodeJobStatus))
 }
 
-// FinishPendingUpgrade is called once the node runs, with its context: an
-// upgrade left in progress (this process may be the new version the
-// upgrade waits for, or the old one it restored) gets its health record,
-// a new driver if its own died, and its report to the cloud. It returns
-// at once; the work goes on in the background until ctx ends.
-func FinishPendingUpgrade(ctx context.Context) {
-	upgrades.mu.Lock()
-	upgrades.ctx = ctx
-	upgrades.mu.Unlock()
-	if upgrades.node == nil {
-		return
-	}
-	go upgrades.node.Watch(ctx)
-}
-
-func watchContext() context.Context {
-	upgrades.mu.Lock()
-	defer upgrades.mu.Unlock()
-	if upgrades.ctx == nil {
-		return context.Background()
-	}
-	return upgrades.ctx
+// Watch finishes an upgrade left in progress (this process may be the new
+// version the upgrade waits for, or the old one it restored): it writes
+// its health record, starts a new driver if its own died, and reports to
+// the cloud. It returns at once; the work goes on in the background until
+// ctx ends.
+func (a *UpgradeAgent) Watch(ctx context.Context) {
+	go a.node.Watch(ctx)
 }
 
 // upgradeExecutor answers the cloud's NodeUpgradeJob steps (task type

@@ -13,10 +13,12 @@ import (
 	kubeletoptions "k8s.io/kubernetes/cmd/kubelet/app/options"
 	"k8s.io/kubernetes/pkg/kubelet"
 
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 	api "github.com/kubeedge/api/apis/fsm/v1alpha1"
 	commontypes "github.com/kubeedge/kubeedge/common/types"
 	"github.com/kubeedge/kubeedge/edge/pkg/edged"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -107,5 +109,36 @@ func TestExecutorAnswers(t *testing.T) {
 func TestUpstreamCheckItems(t *testing.T) {
 	if got := upstreamCheckItems([]string{"no-such-item"}); len(got) != 0 {
 		t.Errorf("%v", got)
+	}
+}
+
+// The upgrade agent takes everything from the node that makes it: the
+// configuration path it was started with (not upstream's options
+// singleton), the node's name and database, and the node's lifetime as the
+// context of its background steps.
+func TestNewUpgradeAgentTakesTheNodesInputs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ed := &v1alpha2.Edged{}
+	ed.HostnameOverride = "win-1"
+	c := &v1alpha2.EdgeCoreConfig{
+		Modules:  &v1alpha2.Modules{Edged: ed},
+		DataBase: &v1alpha2.DataBase{DataSource: `D:\kubeedge\edgecore.db`},
+	}
+	a := NewUpgradeAgent(ctx, config.Host{GOOS: "windows"}, c, `D:\kubeedge\edgecore.yaml`)
+	if a.jobs.ConfigFile != `D:\kubeedge\edgecore.yaml` || a.nodeName != "win-1" {
+		t.Errorf("agent for config %q, node %q", a.jobs.ConfigFile, a.nodeName)
+	}
+	if ds, err := a.jobs.Facts.DataSource(a.jobs.ConfigFile); err != nil || ds != `D:\kubeedge\edgecore.db` {
+		t.Errorf("database %q, %v", ds, err)
+	}
+	if a.jobs.Context() != ctx {
+		t.Error("the background steps do not run under the node's context")
+	}
+	// Two agents share nothing: a second node's readiness is its own.
+	b := NewUpgradeAgent(ctx, config.Host{GOOS: "windows"}, c, `D:\other.yaml`)
+	a.ready.observe(&v1.Node{Status: v1.NodeStatus{Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}}, nil)
+	if !a.node.Ready() || b.node.Ready() {
+		t.Errorf("readiness: first %v, second %v", a.node.Ready(), b.node.Ready())
 	}
 }

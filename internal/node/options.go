@@ -6,7 +6,10 @@
 package node
 
 import (
+	"github.com/spf13/pflag"
+
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
+	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 )
 
 // Options are what running the node takes from the command line.
@@ -21,6 +24,19 @@ type Options struct {
 	// LogFileGiven says --log-file was on the command line: in a console
 	// the logs then go to the file as well.
 	LogFileGiven bool
+	// MemoryLimit is --memory-limit, the Go runtime's soft memory limit
+	// when given (see internal/memlimit for what applies otherwise).
+	MemoryLimit memlimit.Setting
+}
+
+// AddFlags binds the node's own flags to o (the log flags are the Logs
+// options' own).
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Path to the edgecore configuration file.")
+	fs.BoolVar(&o.SkipEnvironmentCheck, "skip-environment-check", o.SkipEnvironmentCheck,
+		"Start even if a standalone kubelet or kube-proxy is running on this host.")
+	fs.Var(&o.MemoryLimit, memlimit.FlagName, "Soft memory limit of the Go runtime, such as 300Mi, or off. "+
+		"Default: GOMEMLIMIT if set, else the kubelet's kubeReserved memory, else 1/16 of the host's memory within 128Mi-1Gi.")
 }
 
 // Validate checks the options for goos and names the flag to fix.

@@ -32,7 +32,8 @@ import (
 // Run loads the configuration, prepares the host and runs the edge modules
 // until ctx ends.
 func Run(ctx context.Context, opts Options) error {
-	cfg, rewrites, err := config.Load(opts.ConfigFile, config.CurrentHost(runtime.GOOS))
+	host := config.CurrentHost(runtime.GOOS)
+	cfg, rewrites, err := config.Load(opts.ConfigFile, host)
 	if err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func Run(ctx context.Context, opts Options) error {
 		klog.InfoS("Rewrote config value into its Windows form", "field", r.Field, "from", r.From, "to", r.To)
 	}
 	// As early as possible: start-up makes the heap's first peak.
-	if err := configureMemory(opts.ConfigFile, cfg); err != nil {
+	if err := configureMemory(opts.ConfigFile, opts.MemoryLimit, cfg); err != nil {
 		return err
 	}
 	cfg, err = publishToUpstream(opts.ConfigFile, cfg)
@@ -98,10 +99,11 @@ func Run(ctx context.Context, opts Options) error {
 			return nil
 		}
 	}
-	modules.Register(cfg)
+	upgrades := modules.NewUpgradeAgent(ctx, host, cfg, opts.ConfigFile)
+	modules.Register(cfg, upgrades)
 	// An upgrade that restarted the service into this process (or was cut
 	// short by a power loss) is finished or rolled back from here.
-	modules.FinishPendingUpgrade(ctx)
+	upgrades.Watch(ctx)
 	if features.DefaultFeatureGate.Enabled(features.ModuleRestart) {
 		core.EnableModuleRestart()
 	}
@@ -113,12 +115,12 @@ func Run(ctx context.Context, opts Options) error {
 
 // configureMemory sets the Go runtime's soft memory limit (see
 // internal/memlimit), from kubeReserved when the kubelet has one.
-func configureMemory(path string, cfg *v1alpha2.EdgeCoreConfig) error {
+func configureMemory(path string, flag memlimit.Setting, cfg *v1alpha2.EdgeCoreConfig) error {
 	var reserved map[string]string
 	if m := cfg.Modules; m != nil && m.Edged != nil && m.Edged.TailoredKubeletConfig != nil {
 		reserved = m.Edged.TailoredKubeletConfig.KubeReserved
 	}
-	p, err := memlimit.Configure(reserved)
+	p, err := memlimit.Configure(flag, reserved)
 	if err != nil {
 		return fmt.Errorf("config file %s: modules.edged.tailoredKubeletConfig: %w", path, err)
 	}
