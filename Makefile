@@ -133,10 +133,16 @@ FAKECRI_SOURCES := $(wildcard test/fakecri/*.go test/fakecri/cmd/fakecri/*.go) g
 $(FAKECRI_EXE): $(FAKECRI_SOURCES) $(WORK)
 	GOOS=windows go build -trimpath -buildvcs=false -o $@ ./test/fakecri/cmd/fakecri
 
-wine-test: windows wine-setup $(FAKECRI_EXE)
+# A device mapper's side of the DMI pipe, for test/wine.
+DMICLIENT_EXE := $(OUT)/windows-amd64/dmiclient.exe
+$(DMICLIENT_EXE): test/wine/dmiclient/main.go go.mod go.sum $(WORK)
+	GOOS=windows go build -trimpath -buildvcs=false -o $@ ./test/wine/dmiclient
+
+wine-test: windows wine-setup $(FAKECRI_EXE) $(DMICLIENT_EXE)
 	RESULTS=$(CURDIR)/$(WINE_RESULTS) TAGS=$(EDGECORE_TAGS) \
 	KUBEEDGE_VERSION=$(KUBEEDGE_VERSION) KUBERNETES_VERSION=$(KUBERNETES_VERSION) \
-	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) build/wine/test.sh
+	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
+	DMICLIENT_EXE=$(CURDIR)/$(DMICLIENT_EXE) build/wine/test.sh
 
 # End to end: etcd, a kube-apiserver and upstream cloudcore on loopback,
 # built from this module graph, and our edgecore (Windows under Wine, and
