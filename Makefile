@@ -112,6 +112,7 @@ vet: $(WORK)
 	GOOS=windows go vet -tags $(EDGECORE_TAGS) ./...
 	cd staging/src/github.com/kubeedge/beehive && GOOS=windows go vet ./...
 	build/check-layers.sh
+	go run ./build/checkfigures -makefile Makefile README.md
 
 # That the linker still drops unused methods from edgecore.exe (about
 # 20 MB of it): a full link, so not part of vet.
