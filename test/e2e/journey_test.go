@@ -377,22 +377,26 @@ func (j *journey) crash(pid int) bool {
 }
 
 // recoveryConfigured checks, in what `service status` reads from the
-// service manager's API, that a crash is answered with restarts. Wine's
-// service manager stores no recovery actions and answers the query with
-// "invalid level", so status leaves them out there; on Windows the same
-// query is checked by windows/service's service test.
+// service manager's API, that a crash is answered with restarts. It is a
+// subtest so that, where the service manager keeps none, the skip names
+// why without ending the journey.
 func (j *journey) recoveryConfigured() {
 	j.t.Helper()
-	out := j.h.edgecore(j.t, commandBound, "service", "status").out
-	if !strings.Contains(out, "recovery") {
-		j.t.Logf("the service manager did not report recovery actions (Wine cannot): %s", strings.TrimSpace(out))
-		return
-	}
-	for _, want := range []string{"recovery: restart after 5s, then 30s, then 60s", "failure count reset after 24h"} {
-		if !strings.Contains(out, want) {
-			j.t.Errorf("service status does not show the recovery action %q:\n%s", want, out)
+	j.t.Run("service status shows the recovery actions", func(t *testing.T) {
+		out := j.h.edgecore(t, commandBound, "service", "status").out
+		if !strings.Contains(out, "recovery") {
+			// Wine 8's services.exe accepts SERVICE_CONFIG_FAILURE_ACTIONS,
+			// drops it, and answers its query with ERROR_INVALID_LEVEL:
+			// there is nothing to show. windows/service's service test
+			// reads them back on Windows.
+			t.Skipf("the service manager keeps no recovery actions under Wine, so service status shows none: %s", strings.TrimSpace(out))
 		}
-	}
+		for _, want := range []string{"recovery: restart after 5s, then 30s, then 60s", "failure count reset after 24h"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("service status does not show the recovery action %q:\n%s", want, out)
+			}
+		}
+	})
 }
 
 // rebootHost restarts the Wine host: every process of the prefix ends, the

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -153,4 +154,82 @@ func runUntil(t *testing.T, timeout time.Duration, want string, args ...string) 
 			return log.String(), false
 		}
 	}
+}
+
+// node is an edgecore.exe running under Wine, with its output so far.
+type node struct {
+	mu   sync.Mutex
+	log  strings.Builder
+	seen chan struct{} // closed when the output ends
+}
+
+// startNode runs edgecore.exe with args until its output holds want or
+// timeout passes; the process is killed when the test ends. found is false
+// when want never came (the process may have ended).
+func startNode(t *testing.T, timeout time.Duration, want string, args ...string) (n *node, found bool) {
+	t.Helper()
+	cmd := exec.Command(winePath(t), append([]string{edgecoreExe(t)}, args...)...)
+	cmd.Env = append(os.Environ(), "WINEDEBUG=-all")
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); pw.Close(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	n = &node{seen: make(chan struct{})}
+	go func() {
+		defer close(n.seen)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			n.mu.Lock()
+			n.log.WriteString(sc.Text() + "\n")
+			n.mu.Unlock()
+		}
+	}()
+	return n, n.waitFor(want, timeout)
+}
+
+// Log is what the node printed so far.
+func (n *node) Log() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.log.String()
+}
+
+// waitFor waits until the node's output holds text, at most within.
+func (n *node) waitFor(text string, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for !strings.Contains(n.Log(), text) {
+		select {
+		case <-n.seen:
+			return strings.Contains(n.Log(), text)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+// runWindowsProgram runs a Windows program of the tests under Wine.
+func runWindowsProgram(t *testing.T, timeout time.Duration, exe string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, winePath(t), append([]string{exe}, args...)...)
+	cmd.Env = append(os.Environ(), "WINEDEBUG=-all")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := result{stdout: normalise(stdout.String()), stderr: normalise(stderr.String())}
+	if exit, ok := err.(*exec.ExitError); ok {
+		r.code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s %v: %v", exe, args, err)
+	}
+	return r
 }

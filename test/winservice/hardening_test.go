@@ -3,6 +3,7 @@
 package winservice
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,7 +98,7 @@ func TestServiceHardening(t *testing.T) {
 		if deps := dependsOn(t, name); len(deps) != 0 {
 			t.Errorf("the service depends on %q without a containerd service", deps)
 		}
-		checkRestricted(t, dir)
+		t.Run("log directory ACL reads back restricted", func(t *testing.T) { checkRestricted(t, dir) })
 		if got := preShutdownTimeout(t); got != 35*time.Second {
 			t.Errorf("a host shutdown waits %v for the service, want 35s (its 30s graceful stop and a margin)", got)
 		}
@@ -160,16 +161,20 @@ func TestServiceHardening(t *testing.T) {
 
 	t.Run("pre-shutdown stops the service cleanly", func(t *testing.T) {
 		s := openService(t, name)
-		if _, err := s.Control(svc.PreShutdown); err != nil {
-			// Windows sends pre-shutdown only itself, at a host
-			// shutdown, and Wine's shutdown (wineboot --shutdown) stops
-			// no service. What can be seen is checked above: the
-			// running service accepts pre-shutdown, and the service
-			// manager holds the 35 s time-out. windows/service's
-			// lifecycle tests prove, over a recording fake, that
-			// pre-shutdown is the same stop as Stop.
-			t.Skipf("the service manager does not let a client send pre-shutdown (%v) and Wine sends none at its shutdown; "+
-				"pre-shutdown handling is unit-tested in windows/service (TestStopRunsTheGracefulShutdownAndReportsStopped/system_pre-shutdown)", err)
+		_, err := s.Control(svc.PreShutdown)
+		if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
+			// The service manager sends pre-shutdown only itself, at a
+			// host shutdown; ControlService refuses the code from any
+			// client, on Windows as under Wine. What a client can see
+			// is checked above: the running service accepts
+			// pre-shutdown and the service manager holds the 35 s
+			// time-out. windows/service's lifecycle tests prove, over a
+			// recording fake, that pre-shutdown is the same stop as Stop.
+			t.Skipf("no client may send pre-shutdown (ControlService(SERVICE_CONTROL_PRESHUTDOWN): %v), only a host shutdown does; "+
+				"its handling is unit-tested in windows/service (TestStopRunsTheGracefulShutdownAndReportsStopped/system_pre-shutdown)", err)
+		}
+		if err != nil {
+			t.Fatalf("sending pre-shutdown: %v", err)
 		}
 		waitState(t, svc.Stopped, 45*time.Second)
 		st, err := s.Query()
@@ -398,13 +403,16 @@ func checkRestricted(t *testing.T, dir string) {
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("install did not create the log directory: %v", err)
 	}
-	if isWine() {
-		t.Logf("ACL of %s applied without error; Wine does not store file ACLs to read back (windows/acl tests the descriptor)", dir)
-		return
-	}
 	got, err := acl.Describe(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if isWine() {
+		// Wine 8 keeps no file security descriptor: what it reads back is
+		// made up from the Unix owner and mode, whatever install set.
+		// install's own report that it restricted the directory is
+		// checked by the caller; windows/acl checks the descriptor.
+		t.Skipf("Wine 8 keeps no file ACLs: %s reads back as %s, made up from its Unix mode", dir, got)
 	}
 	if !strings.HasPrefix(got, "D:P") || strings.Contains(got, ";;;WD)") || strings.Contains(got, ";;;BU)") || strings.Contains(got, ";;;AU)") {
 		t.Errorf("log directory %s has ACL %s, want it protected and open to SYSTEM and Administrators only", dir, got)

@@ -268,11 +268,16 @@ func copyTestBinary(t *testing.T) (exe, reportFile string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := os.RemoveAll(dir); err != nil {
-			t.Logf("leaving %s: %v", dir, err)
+		// os.RemoveAll fails under Wine 8 (it deletes through handles
+		// relative to the directory); file by file works everywhere.
+		for _, p := range []string{reportFile, exe, dir} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Logf("leaving %s: %v", p, err)
+			}
 		}
 	})
 	exe = filepath.Join(dir, "edgecore test.exe")
+	reportFile = filepath.Join(dir, "report file.json")
 	in, err := os.Open(self)
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +293,7 @@ func copyTestBinary(t *testing.T) (exe, reportFile string) {
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return exe, filepath.Join(dir, "report file.json")
+	return exe, reportFile
 }
 
 func query(t *testing.T, name string) Status {
@@ -360,14 +365,19 @@ func checkRecovery(t *testing.T, name string, c Config) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	actions, err := s.RecoveryActions()
-	switch {
-	case isErrno(err, errnoInvalidLevel):
-		// Wine stores recovery actions but cannot report them.
-		t.Logf("the service manager cannot report recovery actions: %v", err)
-	case err != nil:
-		t.Fatal(err)
-	default:
+	t.Run("recovery actions read back", func(t *testing.T) {
+		actions, err := s.RecoveryActions()
+		if isWine() && isErrno(err, errnoInvalidLevel) {
+			// Wine 8's services.exe accepts SERVICE_CONFIG_FAILURE_ACTIONS
+			// and drops it (a FIXME in svcctl_ChangeServiceConfig2W),
+			// and answers its query with ERROR_INVALID_LEVEL: there is
+			// nothing stored to read back, by this call or any other.
+			t.Skipf("Wine's service manager neither keeps nor reports recovery actions (QueryServiceConfig2(SERVICE_CONFIG_FAILURE_ACTIONS): %v); "+
+				"Windows reports them to this same check", err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(actions) != len(c.RestartDelays) {
 			t.Fatalf("recovery actions %+v, want %d restarts", actions, len(c.RestartDelays))
 		}
@@ -379,7 +389,7 @@ func checkRecovery(t *testing.T, name string, c Config) {
 		if p, err := s.ResetPeriod(); err != nil || p != c.ResetPeriodSeconds() {
 			t.Errorf("reset period = %d, %v; want %d", p, err, c.ResetPeriodSeconds())
 		}
-	}
+	})
 	b, err := queryBuffer(func(p *byte, n uint32, need *uint32) error {
 		return windows.QueryServiceConfig2(s.Handle, windows.SERVICE_CONFIG_DESCRIPTION, p, n, need)
 	})
@@ -393,16 +403,12 @@ func checkRecovery(t *testing.T, name string, c Config) {
 	b, err = queryBuffer(func(p *byte, n uint32, need *uint32) error {
 		return windows.QueryServiceConfig2(s.Handle, windows.SERVICE_CONFIG_PRESHUTDOWN_INFO, p, n, need)
 	})
-	switch {
-	case isErrno(err, errnoInvalidLevel):
-		t.Logf("the service manager cannot report the pre-shutdown time-out: %v", err)
-	case err != nil:
-		t.Fatal(err)
-	default:
-		got := time.Duration((*preShutdownInfo)(unsafe.Pointer(&b[0])).TimeoutMillis) * time.Millisecond
-		if got != c.PreShutdownTimeout {
-			t.Errorf("pre-shutdown time-out %v, want %v", got, c.PreShutdownTimeout)
-		}
+	// Windows and Wine both keep and report the pre-shutdown time-out.
+	if err != nil {
+		t.Fatalf("reading the pre-shutdown time-out: %v", err)
+	}
+	if got := time.Duration((*preShutdownInfo)(unsafe.Pointer(&b[0])).TimeoutMillis) * time.Millisecond; got != c.PreShutdownTimeout {
+		t.Errorf("pre-shutdown time-out %v, want %v", got, c.PreShutdownTimeout)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
 
 // testSDDL lets the test process (whoever runs it) open the event; the
@@ -100,5 +102,39 @@ func TestCreateAppliesTheDescriptor(t *testing.T) {
 	defer ev.Close()
 	if err := Signal(name); !errors.Is(err, ErrAccessDenied) {
 		t.Errorf("Signal of an event nobody may open = %v, want ErrAccessDenied", err)
+	}
+}
+
+// TestCreateKeepsEdgecoresDescriptor reads back, through the service
+// manager's own call for kernel objects, the security descriptor of an
+// event created with the one edgecore uses: only SYSTEM and Administrators
+// may signal or wait on it. Wine keeps kernel objects' descriptors, so this
+// runs there too.
+func TestCreateKeepsEdgecoresDescriptor(t *testing.T) {
+	ev, err := Create(testName(t), acl.EventSDDL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	sd, err := windows.GetSecurityInfo(ev.signal, windows.SE_KERNEL_OBJECT, windows.DACL_SECURITY_INFORMATION)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := acl.ParseSDDL(sd.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Protected {
+		t.Errorf("the event's DACL %s is not protected", sd)
+	}
+	var trustees []string
+	for _, a := range got.ACEs {
+		if !a.Allows() {
+			t.Errorf("the event's DACL %s has an ACE that does not allow: %+v", sd, a)
+		}
+		trustees = append(trustees, acl.TrusteeName(a.Trustee))
+	}
+	if len(got.ACEs) != 2 || !acl.SameSID(got.ACEs[0].Trustee, "SY") || !acl.SameSID(got.ACEs[1].Trustee, "BA") {
+		t.Errorf("the event admits %v (%s), want SYSTEM and Administrators only", trustees, sd)
 	}
 }

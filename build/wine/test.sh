@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The Wine tests of `make wine-test`, then their summary: test/wine (Linux
+# tests that run edgecore.exe under Wine) and the test binary of every
+# package with Windows-only tests (the _windows_test.go files and
+# test/winservice), cross-compiled and run in the project's prefix. Every
+# part runs even when an earlier one fails, so that the summary counts all
+# of them; the summary's exit status is the script's.
+#
+# Environment (the Makefile sets it): RESULTS, the directory of the
+# recorded results; TAGS, edgecore's build tags; EDGECORE_EXE and
+# FAKECRI_EXE, Linux paths of the Windows binaries; DMICLIENT_EXE, the DMI
+# client test/wine runs; WINEPREFIX.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+: "${RESULTS:?}" "${TAGS:?}" "${EDGECORE_EXE:?}" "${WINEPREFIX:?}"
+rm -rf "$RESULTS" && mkdir -p "$RESULTS" || exit 1
+wintest=$RESULTS/wintest
+go build -o "$wintest" ./build/wine/wintest || exit 1
+
+go test -tags wine -count=1 -json ./test/wine/ | "$wintest" json -results "$RESULTS" -label test/wine
+
+# The Windows binaries take Windows paths. EDGECORE_SERVICE_TEST lets
+# windows/service install its test services: the prefix is the project's
+# own.
+EDGECORE_EXE="Z:${EDGECORE_EXE//\//\\}" EDGECORE_SERVICE_TEST=1 \
+  "$wintest" windows -results "$RESULTS" -tags "$TAGS" -run build/wine/run.sh
+
+# Wine's own services keep its server alive for a while; end them so that
+# nothing outlives the run.
+PATH="$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
+"$wintest" summary -results "$RESULTS"

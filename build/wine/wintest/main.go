@@ -1,0 +1,393 @@
+// Command wintest runs the Windows tests of `make wine-test` and counts
+// their results.
+//
+//	wintest json -results DIR -label NAME < go-test-json
+//	    records the events of `go test -json` (test/wine, which drives
+//	    edgecore.exe from Linux) and prints their output as -v would;
+//	wintest windows -results DIR -tags TAGS -run build/wine/run.sh
+//	    finds every package whose Windows test files are not all built on
+//	    Linux too (the _windows_test.go files and test/winservice),
+//	    cross-compiles its test binary, runs it under Wine through the
+//	    -run script and records its events (go tool test2json);
+//	wintest summary -results DIR
+//	    prints passed, failed and skipped tests per package and every skip
+//	    with its reason; exits 1 when a test or a package failed.
+//
+// The summary is what CI shows of the Windows tests: which ran, and which
+// Wine could not run and why.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	results := fs.String("results", "", "directory of the recorded events")
+	label := fs.String("label", "", "name of the recording (json)")
+	tags := fs.String("tags", "", "build tags of the test binaries (windows)")
+	runner := fs.String("run", "", "script that runs a Windows program under Wine (windows)")
+	_ = fs.Parse(os.Args[2:])
+	if *results == "" {
+		usage()
+	}
+	if err := os.MkdirAll(*results, 0o755); err != nil {
+		fatal(err)
+	}
+	var err error
+	switch os.Args[1] {
+	case "json":
+		if *label == "" {
+			usage()
+		}
+		err = record(os.Stdin, os.Stdout, filepath.Join(*results, fileName(*label)))
+	case "windows":
+		if *runner == "" {
+			usage()
+		}
+		err = runWindows(*results, *tags, *runner, fs.Args())
+	case "summary":
+		var failed bool
+		failed, err = summarize(*results, os.Stdout)
+		if err == nil && failed {
+			os.Exit(1)
+		}
+	default:
+		usage()
+	}
+	if err != nil {
+		fatal(err)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: wintest json|windows|summary -results DIR [-label NAME] [-tags TAGS -run SCRIPT] [packages]")
+	os.Exit(2)
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "wintest:", err)
+	os.Exit(1)
+}
+
+// event is one line of `go test -json` (cmd/test2json's TestEvent).
+type event struct {
+	Action  string
+	Package string
+	Test    string `json:",omitempty"`
+	Output  string `json:",omitempty"`
+}
+
+func fileName(label string) string {
+	return strings.NewReplacer("/", "_", "\\", "_", " ", "_").Replace(label) + ".jsonl"
+}
+
+// record copies the events of r into path and their output to w.
+func record(r io.Reader, w io.Writer, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if json.Unmarshal(line, &e) != nil {
+			// Not an event (a build error printed as is): kept as
+			// output.
+			e = event{Action: "output", Output: string(line) + "\n"}
+			line, _ = json.Marshal(e)
+		}
+		if e.Output != "" {
+			fmt.Fprint(w, e.Output)
+		}
+		if _, err := f.Write(append(line, '\n')); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// windowsOnlyPackages lists the packages with a test file that the Linux
+// build of the tests leaves out: go list's view for each OS, compared.
+func windowsOnlyPackages(tags string) ([]string, error) {
+	list := func(goos string) (map[string][]string, error) {
+		cmd := exec.Command("go", "list", "-tags", tags, "-f", `{{.ImportPath}} {{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}`, "./...")
+		cmd.Env = append(os.Environ(), "GOOS="+goos)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("go list for %s: %w", goos, err)
+		}
+		m := map[string][]string{}
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(l)
+			if len(f) > 0 {
+				m[f[0]] = f[1:]
+			}
+		}
+		return m, nil
+	}
+	linux, err := list("linux")
+	if err != nil {
+		return nil, err
+	}
+	windows, err := list("windows")
+	if err != nil {
+		return nil, err
+	}
+	return windowsOnly(linux, windows), nil
+}
+
+// windowsOnly names, in order, the packages of windows with a test file
+// that linux lacks.
+func windowsOnly(linux, windows map[string][]string) []string {
+	var pkgs []string
+	for p, files := range windows {
+		have := map[string]bool{}
+		for _, f := range linux[p] {
+			have[f] = true
+		}
+		for _, f := range files {
+			if !have[f] {
+				pkgs = append(pkgs, p)
+				break
+			}
+		}
+	}
+	sort.Strings(pkgs)
+	return pkgs
+}
+
+// runWindows builds and runs each package's Windows test binary. A package
+// whose binary does not build is recorded as failed; the others still run.
+func runWindows(results, tags, runner string, pkgs []string) error {
+	if len(pkgs) == 0 {
+		var err error
+		if pkgs, err = windowsOnlyPackages(tags); err != nil {
+			return err
+		}
+	}
+	bin := filepath.Join(results, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	for _, p := range pkgs {
+		path := filepath.Join(results, fileName(p))
+		exe, err := filepath.Abs(filepath.Join(bin, filepath.Base(p)+".test.exe"))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("=== Windows test binary of %s, under Wine\n", p)
+		build := exec.Command("go", "test", "-c", "-tags", tags, "-o", exe, p)
+		build.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64")
+		if out, err := build.CombinedOutput(); err != nil {
+			if err := writeEvents(path, event{Action: "output", Package: p, Output: string(out)}, event{Action: "fail", Package: p}); err != nil {
+				return err
+			}
+			fmt.Printf("%s\n%s: the test binary does not build: %v\n", out, p, err)
+			continue
+		}
+		// test2json turns the binary's -test.v=test2json output into
+		// events; its exit status is the binary's, which the summary
+		// reads from the events instead.
+		cmd := exec.Command("go", "tool", "test2json", "-p", p, runner, exe, "-test.v=test2json", "-test.count=1", "-test.timeout=15m")
+		cmd.Stderr = os.Stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		if err := record(stdout, os.Stdout, path); err != nil {
+			return err
+		}
+		_ = cmd.Wait()
+	}
+	return nil
+}
+
+func writeEvents(path string, events ...event) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	for _, e := range events {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// pkgResult is what the summary says of one package.
+type pkgResult struct {
+	Name                   string
+	Passed, Failed, Skips  []string
+	SkipReasons            map[string]string
+	PackageFailed, Outcome bool
+}
+
+// summarize prints the results recorded in dir; failed is true when a test
+// or a package failed, or a package recorded no outcome (it crashed).
+func summarize(dir string, w io.Writer) (failed bool, err error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		return false, err
+	}
+	if len(files) == 0 {
+		return false, fmt.Errorf("no results in %s", dir)
+	}
+	var all []*pkgResult
+	for _, f := range files {
+		r, err := os.Open(f)
+		if err != nil {
+			return false, err
+		}
+		pkgs, err := parse(r)
+		r.Close()
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", f, err)
+		}
+		all = append(all, pkgs...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	fmt.Fprintln(w, "\nWindows tests under Wine (make wine-test):")
+	fmt.Fprintf(w, "%-60s %6s %6s %7s\n", "package", "passed", "failed", "skipped")
+	var np, nf, ns int
+	for _, p := range all {
+		status := ""
+		if p.PackageFailed && len(p.Failed) == 0 {
+			status = " (package failed: see its output above)"
+		} else if !p.Outcome {
+			status = " (no result: the test binary ended early)"
+		}
+		fmt.Fprintf(w, "%-60s %6d %6d %7d%s\n", p.Name, len(p.Passed), len(p.Failed), len(p.Skips), status)
+		np, nf, ns = np+len(p.Passed), nf+len(p.Failed), ns+len(p.Skips)
+		if p.PackageFailed || len(p.Failed) > 0 || !p.Outcome {
+			failed = true
+		}
+	}
+	fmt.Fprintf(w, "%-60s %6d %6d %7d\n", "total", np, nf, ns)
+	for _, p := range all {
+		for _, t := range p.Failed {
+			fmt.Fprintf(w, "FAIL %s %s\n", p.Name, t)
+		}
+	}
+	if ns > 0 {
+		fmt.Fprintln(w, "Skipped, and why:")
+		for _, p := range all {
+			for _, t := range p.Skips {
+				fmt.Fprintf(w, "SKIP %s %s: %s\n", p.Name, t, p.SkipReasons[t])
+			}
+		}
+	}
+	return failed, nil
+}
+
+// parse reads one recording's events into per-package results.
+func parse(r io.Reader) ([]*pkgResult, error) {
+	byName := map[string]*pkgResult{}
+	var order []string
+	output := map[string][]string{} // package + test → output lines
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, err
+		}
+		if e.Package == "" {
+			continue
+		}
+		p := byName[e.Package]
+		if p == nil {
+			p = &pkgResult{Name: e.Package, SkipReasons: map[string]string{}}
+			byName[e.Package] = p
+			order = append(order, e.Package)
+		}
+		key := e.Package + "\x00" + e.Test
+		switch e.Action {
+		case "output":
+			output[key] = append(output[key], e.Output)
+		case "pass", "fail", "skip":
+			if e.Test == "" {
+				p.Outcome = true
+				p.PackageFailed = e.Action == "fail"
+				continue
+			}
+			switch e.Action {
+			case "pass":
+				p.Passed = append(p.Passed, e.Test)
+			case "fail":
+				p.Failed = append(p.Failed, e.Test)
+			case "skip":
+				p.Skips = append(p.Skips, e.Test)
+				p.SkipReasons[e.Test] = skipReason(output[key])
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	var out []*pkgResult
+	for _, n := range order {
+		out = append(out, byName[n])
+	}
+	return out, nil
+}
+
+// skipReason is the last message a skipped test logged, which is the one
+// t.Skip gave: the "file_test.go:N: " line and the lines continuing it.
+func skipReason(lines []string) string {
+	var msg []string
+	for _, l := range lines {
+		trimmed := strings.TrimSpace(l)
+		switch {
+		case trimmed == "", strings.HasPrefix(trimmed, "=== "), strings.HasPrefix(trimmed, "--- "):
+		case isLogStart(trimmed):
+			msg = []string{trimmed[strings.Index(trimmed, ": ")+2:]}
+		default:
+			msg = append(msg, trimmed)
+		}
+	}
+	if len(msg) == 0 {
+		return "(no reason given)"
+	}
+	return strings.Join(msg, " ")
+}
+
+// isLogStart reports whether s begins as testing's log lines do:
+// "name_test.go:123: ".
+func isLogStart(s string) bool {
+	i := strings.Index(s, ".go:")
+	if i < 0 || strings.ContainsAny(s[:i], " \t") {
+		return false
+	}
+	rest := s[i+len(".go:"):]
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	return j > 0 && strings.HasPrefix(rest[j:], ": ")
+}
