@@ -19,7 +19,15 @@ const (
 	FieldHTTPServer      = "modules.edgeHub.httpServer"
 	// FieldHubEnable is named when neither hub protocol is enabled.
 	FieldHubEnable = "modules.edgeHub.websocket.enable"
+	// FieldTunnelServer is where edgeStream dials cloudcore's cloudStream.
+	FieldTunnelServer = "modules.edgeStream.server"
 )
+
+// TunnelFix is what to do when cloudcore's stream tunnel does not answer:
+// upstream cloudcore ships with cloudStream off, so the usual cause is the
+// cloud's configuration, not the network.
+const TunnelFix = "turn on cloudStream in cloudcore.yaml (modules.cloudStream.enable: true, tunnelPort " + DefaultTunnelPort +
+	") and restart cloudcore, open the port in both firewalls, or join with --stream=false to go without kubectl logs, exec and metrics"
 
 // Transports a cloudcore endpoint is reached over. A QUIC port answers on
 // UDP only, so a TCP connection to it proves nothing.
@@ -57,11 +65,20 @@ type CloudCore struct {
 	// Certificates is httpServer, where the node fetches the CA and has its
 	// certificate issued.
 	Certificates CloudEndpoint
+	// Tunnel is cloudStream's tunnel port, which edgeStream dials so that
+	// the API server reaches the node for logs, exec, attach and metrics;
+	// nil when edgeStream is off.
+	Tunnel *CloudEndpoint
 }
 
-// Endpoints lists the hub, then the certificate server.
+// Endpoints lists the hub, the certificate server, then the tunnel when
+// edgeStream is on.
 func (c CloudCore) Endpoints() []CloudEndpoint {
-	return []CloudEndpoint{c.Hub, c.Certificates}
+	out := []CloudEndpoint{c.Hub, c.Certificates}
+	if c.Tunnel != nil {
+		out = append(out, *c.Tunnel)
+	}
+	return out
 }
 
 // CloudEndpoints reads cloudcore's addresses from a configuration the way
@@ -94,6 +111,12 @@ func CloudEndpoints(cfg *v1alpha2.EdgeCoreConfig) (CloudCore, error) {
 	}
 	c.Certificates = CloudEndpoint{Name: "cloudcore https", Field: FieldHTTPServer, Value: hub.HTTPServer, Transport: TransportTCP}
 	c.Certificates.Address, errs = httpsHostPort(c.Certificates, errs)
+	if s := cfg.Modules.EdgeStream; s != nil && s.Enable {
+		// edgeStream uses server as it is, behind wss:// (a host:port).
+		t := CloudEndpoint{Name: "cloudcore stream", Field: FieldTunnelServer, Value: s.TunnelServer, Transport: TransportTCP}
+		t.Address, errs = hostPort(t, DefaultTunnelPort, errs)
+		c.Tunnel = &t
+	}
 	if len(errs) > 0 {
 		return c, &InvalidError{What: "cloudcore endpoints", Errs: errs}
 	}
@@ -106,7 +129,11 @@ func hostPort(e CloudEndpoint, examplePort string, errs field.ErrorList) (string
 	path := field.NewPath(e.Field)
 	example := "192.168.1.10:" + examplePort
 	if e.Value == "" {
-		return "", append(errs, field.Required(path, "cloudcore's address and hub port, for example "+example+
+		port := "hub port"
+		if e.Field == FieldTunnelServer {
+			port = "stream tunnel port"
+		}
+		return "", append(errs, field.Required(path, "cloudcore's address and "+port+", for example "+example+
 			", as `edgecore.exe join` writes it"))
 	}
 	host, port, err := net.SplitHostPort(e.Value)

@@ -109,6 +109,33 @@ func TestCloudEndpoints(t *testing.T) {
 	}
 }
 
+// The tunnel is an endpoint only while edgeStream is on, and a malformed
+// server is named with its field like the hub's.
+func TestCloudEndpointsTunnel(t *testing.T) {
+	cfg := hubConfig(true, false, "192.0.2.10:10000", "", "https://192.0.2.10:10002")
+	cfg.Modules.EdgeStream = &v1alpha2.EdgeStream{Enable: false, TunnelServer: "192.0.2.10:10004"}
+	cloud, err := CloudEndpoints(cfg)
+	if err != nil || cloud.Tunnel != nil || len(cloud.Endpoints()) != 2 {
+		t.Errorf("edgeStream off: %+v, %v; want no tunnel endpoint", cloud, err)
+	}
+	cfg.Modules.EdgeStream.Enable = true
+	cloud, err = CloudEndpoints(cfg)
+	if err != nil || cloud.Tunnel == nil || cloud.Tunnel.Address != "192.0.2.10:10004" || cloud.Tunnel.Field != FieldTunnelServer ||
+		len(cloud.Endpoints()) != 3 || cloud.Endpoints()[2].Name != "cloudcore stream" {
+		t.Errorf("edgeStream on: %+v, %v", cloud, err)
+	}
+	for value, want := range map[string]string{
+		"":                       "modules.edgeStream.server: Required value: cloudcore's address and stream tunnel port, for example 192.168.1.10:10004",
+		"wss://192.0.2.10:10004": `modules.edgeStream.server: Invalid value: "wss://192.0.2.10:10004": expected HOST:PORT without a scheme, for example 192.168.1.10:10004`,
+	} {
+		cfg.Modules.EdgeStream.TunnelServer = value
+		_, err := CloudEndpoints(cfg)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("server %q: %v; want %s", value, err, want)
+		}
+	}
+}
+
 // What join writes is what CloudEndpoints reads back, for either protocol.
 func TestCloudEndpointsOfJoinConfig(t *testing.T) {
 	o := joinOpts()
@@ -138,8 +165,8 @@ func TestJoinConfigReachesOnlyTCPPorts(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil || strings.Join(asked, " ") != "192.168.50.10:10002" {
-		t.Errorf("asked %v, err %v; want only the certificate port asked", asked, err)
+	if err != nil || strings.Join(asked, " ") != "192.168.50.10:10002 192.168.50.10:10004" {
+		t.Errorf("asked %v, err %v; want only the certificate and tunnel ports asked", asked, err)
 	}
 
 	_, _, err = JoinConfig(o, testHost(Windows), func(addr string) error { return errors.New("connection refused") })

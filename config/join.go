@@ -37,6 +37,11 @@ type JoinOptions struct {
 	Labels                []string // --labels, -l (key=value)
 	RemoteRuntimeEndpoint string   // --remote-runtime-endpoint, -p
 	HubProtocol           string   // --hub-protocol
+	// NoStream is --stream=false: edgeStream stays off, and with it
+	// kubectl logs, exec, attach and the node's metrics through cloudcore.
+	// The zero value turns the tunnel on, so every caller that builds
+	// options gets the default the operator gets.
+	NoStream bool
 }
 
 // Reach reports whether cloudcore answers at a host:port; nil means yes.
@@ -113,7 +118,12 @@ func JoinConfig(o JoinOptions, host Host, reach Reach) (*v1alpha2.EdgeCoreConfig
 	} else {
 		hub.WebSocket.Server = o.CloudCoreIPPort
 	}
-	c.Modules.EdgeStream.TunnelServer = net.JoinHostPort(cloudHost, DefaultTunnelPort)
+	// edgeStream dials cloudcore's tunnel on the cloud's host and announces
+	// edged's nodeIP (internal/modules passes it), which is the address the
+	// cloud reaches this host at: host.NodeIP as the caller chose it.
+	s := c.Modules.EdgeStream
+	s.Enable = !o.NoStream
+	s.TunnelServer = net.JoinHostPort(cloudHost, DefaultTunnelPort)
 	e := c.Modules.Edged
 	e.HostnameOverride = nodeName
 	if len(labels) > 0 {
@@ -144,16 +154,19 @@ func reachCloud(c *v1alpha2.EdgeCoreConfig, reach Reach) error {
 	if err != nil {
 		return err
 	}
-	flags := map[string]string{cloud.Hub.Field: "--cloudcore-ipport", cloud.Certificates.Field: "--certport"}
+	flags := map[string]string{cloud.Hub.Field: "--cloudcore-ipport", cloud.Certificates.Field: "--certport", FieldTunnelServer: "--stream"}
 	var unreachable field.ErrorList
 	for _, e := range cloud.Endpoints() {
 		if e.Transport != TransportTCP {
 			continue
 		}
 		if err := reach(e.Address); err != nil {
+			fix := "check that cloudcore runs, that the port is open in both firewalls, or pass --offline to write the configuration without checking"
+			if e.Field == FieldTunnelServer {
+				fix = TunnelFix
+			}
 			unreachable = append(unreachable, field.Invalid(field.NewPath(flags[e.Field]), e.Address,
-				fmt.Sprintf("cloudcore does not answer (%v): check that cloudcore runs, that the port is open in "+
-					"both firewalls, or pass --offline to write the configuration without checking", err)))
+				fmt.Sprintf("cloudcore does not answer (%v): %s", err, fix)))
 		}
 	}
 	if len(unreachable) > 0 {

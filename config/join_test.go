@@ -27,7 +27,7 @@ func TestJoinConfigMatchesGoldenFile(t *testing.T) {
 	if len(rewrites) != 0 {
 		t.Errorf("generated config needed rewrites: %v", rewrites)
 	}
-	if strings.Join(asked, " ") != "192.168.50.10:10000 192.168.50.10:10002" {
+	if strings.Join(asked, " ") != "192.168.50.10:10000 192.168.50.10:10002 192.168.50.10:10004" {
 		t.Errorf("reachability asked for %v", asked)
 	}
 	got, err := yaml.Marshal(c)
@@ -132,5 +132,48 @@ func TestJoinConfigRefusesUnreachableCloud(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "192.168.50.10:10000") {
 		t.Errorf("the reachable hub port is reported too:\n%v", err)
+	}
+}
+
+// join turns edgeStream on towards the cloud's host by default, and the
+// node IP the tunnel announces is the one edged reports: the host's
+// address towards the cloud, the same on Windows and Linux.
+func TestJoinConfigStream(t *testing.T) {
+	for _, goos := range []string{Windows, "linux"} {
+		o := joinOpts()
+		o.CloudCoreIPPort = "cloud.example.com:30000"
+		c, _, err := JoinConfig(o, testHost(goos), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := c.Modules.EdgeStream
+		if !s.Enable || s.TunnelServer != "cloud.example.com:10004" || c.Modules.Edged.NodeIP != "10.20.30.40" {
+			t.Errorf("%s: edgeStream %+v, nodeIP %q", goos, s, c.Modules.Edged.NodeIP)
+		}
+		o.NoStream = true
+		c, _, err = JoinConfig(o, testHost(goos), func(addr string) error {
+			if addr == "cloud.example.com:10004" {
+				t.Errorf("%s: --stream=false asked for the tunnel port", goos)
+			}
+			return nil
+		})
+		if err != nil || c.Modules.EdgeStream.Enable {
+			t.Errorf("%s: --stream=false left edgeStream %+v, %v", goos, c.Modules.EdgeStream, err)
+		}
+	}
+}
+
+// A cloud without cloudStream is refused with both ways out: turning it on,
+// or --stream=false.
+func TestJoinConfigTunnelUnreachable(t *testing.T) {
+	_, _, err := JoinConfig(joinOpts(), testHost(Windows), func(addr string) error {
+		if addr == "192.168.50.10:10004" {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	want := `--stream: Invalid value: "192.168.50.10:10004": cloudcore does not answer (connection refused): turn on cloudStream in cloudcore.yaml`
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--stream=false") {
+		t.Errorf("got %v\nwant %s … --stream=false", err, want)
 	}
 }

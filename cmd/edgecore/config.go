@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -128,4 +129,31 @@ func addJoinFlags(fs *pflag.FlagSet, o *config.JoinOptions) {
 	fs.StringSliceVarP(&o.Labels, "labels", "l", nil, "Node labels, key=value[,key=value]")
 	fs.StringVarP(&o.RemoteRuntimeEndpoint, "remote-runtime-endpoint", "p", "", "CRI endpoint (default: the containerd named pipe on Windows)")
 	fs.StringVar(&o.HubProtocol, "hub-protocol", config.HubWebSocket, "Protocol to talk to cloudcore: websocket or quic")
+	// Stored inverted, as NoStream, so that the options' zero value is the
+	// default: the tunnel on.
+	fs.Var(streamFlag{&o.NoStream}, "stream", "Connect to cloudcore's stream tunnel (port "+config.DefaultTunnelPort+
+		") for kubectl logs, exec, attach and metrics; --stream=false leaves it off")
+	fs.Lookup("stream").NoOptDefVal = "true"
 }
+
+// streamFlag is --stream, a boolean flag defaulting to true, held as its
+// negation.
+type streamFlag struct{ no *bool }
+
+func (f streamFlag) String() string {
+	if f.no == nil {
+		return "true"
+	}
+	return strconv.FormatBool(!*f.no)
+}
+
+func (f streamFlag) Set(v string) error {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("expected true or false, got %q", v)
+	}
+	*f.no = !on
+	return nil
+}
+
+func (f streamFlag) Type() string { return "bool" }

@@ -84,6 +84,8 @@ type Join struct {
 	svc      service.Config
 	hubAddr  string
 	certAddr string
+	// tunnelAddr is cloudStream's tunnel port; empty with --stream=false.
+	tunnelAddr string
 	// protected are the paths of protect's description for this node.
 	protected []protect.Target
 	// hubTCP is false for a QUIC hub: it answers on UDP only, so a TCP
@@ -222,6 +224,9 @@ func (j *Join) prepare() error {
 	}
 	j.hubAddr, j.certAddr = cloud.Hub.Address, cloud.Certificates.Address
 	j.hubTCP = cloud.Hub.Transport == config.TransportTCP
+	if cloud.Tunnel != nil {
+		j.tunnelAddr = cloud.Tunnel.Address
+	}
 	body, err := yaml.Marshal(c)
 	if err != nil {
 		return err
@@ -261,8 +266,8 @@ func (j *Join) Plan() Plan {
 	return Plan{Verb: "join", Steps: []Step{
 		{
 			Name: stepValidate,
-			Description: fmt.Sprintf("node %s; check that cloudcore answers at %s (hub) and %s (certificates)",
-				j.NodeName(), j.hubAddr, j.certAddr),
+			Description: fmt.Sprintf("node %s; check that cloudcore answers at %s (hub) and %s (certificates)%s",
+				j.NodeName(), j.hubAddr, j.certAddr, j.tunnelStep()),
 			Do: j.validate,
 		},
 		{
@@ -332,12 +337,30 @@ func (j *Join) validate(_ context.Context, out io.Writer) error {
 			"check that cloudcore runs (`kubectl -n kubeedge get pods` on the cloud side), that --cloudcore-ipport and --certport name its address and ports, "+
 				"and that the ports are open in the firewalls of both hosts")
 	}
+	// Checked after the hub: a cloudcore that is down altogether is one
+	// problem with one fix, while a missing tunnel alone means the cloud
+	// runs without cloudStream.
+	if j.tunnelAddr != "" {
+		if err := j.sys.Reach(j.tunnelAddr); err != nil {
+			return WithFix(fmt.Errorf("cloudcore does not answer on its stream tunnel port %s (kubectl logs, exec and metrics go through it): %v", j.tunnelAddr, err),
+				config.TunnelFix)
+		}
+		fmt.Fprintf(out, "cloudcore's stream tunnel answers at %s\n", j.tunnelAddr)
+	}
 	if !j.hubTCP {
 		fmt.Fprintf(out, "cloudcore answers at %s; its QUIC hub %s (UDP) is checked when the node connects\n", j.certAddr, j.hubAddr)
 		return nil
 	}
 	fmt.Fprintf(out, "cloudcore answers at %s and %s\n", j.hubAddr, j.certAddr)
 	return nil
+}
+
+// tunnelStep names the tunnel check in the plan when edgeStream is on.
+func (j *Join) tunnelStep() string {
+	if j.tunnelAddr == "" {
+		return ""
+	}
+	return fmt.Sprintf(" and %s (stream tunnel, for kubectl logs, exec and metrics)", j.tunnelAddr)
 }
 
 func (j *Join) checkElevated(_ context.Context, out io.Writer) error {

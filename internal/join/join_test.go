@@ -93,7 +93,7 @@ func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
 				"Node line3-pc joined cloudcore at 192.168.50.10:10000.",
 				"Next, on the cloud side: kubectl get node line3-pc",
 			)
-			if !reflect.DeepEqual(w.reached, []string{"192.168.50.10:10000", "192.168.50.10:10002"}) {
+			if !reflect.DeepEqual(w.reached, []string{"192.168.50.10:10000", "192.168.50.10:10002", "192.168.50.10:10004"}) {
 				t.Errorf("checked cloudcore at %v", w.reached)
 			}
 			// Every directory of the node: the kubelet's root holds
@@ -625,8 +625,45 @@ func TestJoinQUICChecksOnlyTheCertificatePortOverTCP(t *testing.T) {
 	if err := j.validate(context.Background(), &out); err != nil {
 		t.Fatalf("a QUIC join was refused: %v", err)
 	}
-	if !reflect.DeepEqual(w.reached, []string{"192.168.50.10:10002"}) {
-		t.Errorf("checked cloudcore over TCP at %v, want only the certificate port", w.reached)
+	if !reflect.DeepEqual(w.reached, []string{"192.168.50.10:10002", "192.168.50.10:10004"}) {
+		t.Errorf("checked cloudcore over TCP at %v, want only the certificate and stream tunnel ports", w.reached)
 	}
 	mustContain(t, "output", out.String(), "QUIC hub 192.168.50.10:10001 (UDP) is checked when the node connects")
+}
+
+// A cloud without cloudStream: join stops before changing anything, and
+// says how to turn the tunnel on or to go without it; with --stream=false
+// the port is not asked and the node's edgeStream is off.
+func TestJoinTunnel(t *testing.T) {
+	w := newWorld(t)
+	w.reach["192.168.50.10:10004"] = errors.New("connection refused")
+	j, err := New(w.options(), w.system())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = j.validate(context.Background(), &out)
+	if err == nil {
+		t.Fatal("joined a cloud whose stream tunnel does not answer")
+	}
+	var fe *fixError
+	if !errors.As(err, &fe) {
+		t.Fatalf("%v carries no fix", err)
+	}
+	mustContain(t, "error", err.Error()+" "+fe.fix,
+		"stream tunnel port 192.168.50.10:10004", "connection refused", "modules.cloudStream.enable: true", "--stream=false")
+
+	w = newWorld(t)
+	w.reach["192.168.50.10:10004"] = errors.New("connection refused")
+	o := w.options()
+	o.NoStream = true
+	if j, err = New(o, w.system()); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.validate(context.Background(), &out); err != nil {
+		t.Fatalf("--stream=false still checked the tunnel: %v", err)
+	}
+	if j.cfg.Modules.EdgeStream.Enable {
+		t.Error("--stream=false left edgeStream on")
+	}
 }

@@ -54,6 +54,9 @@ func checkEndpoint(ctx context.Context, cfg Config, p Probes, e Endpoint) Row {
 	dial, how := p.Dial, ""
 	fix := fmt.Sprintf("check %s, that cloudcore listens on port %s and that no firewall blocks it (Test-NetConnection %s -Port %s)",
 		e.Field, port, host, port)
+	if e.Field == config.FieldTunnelServer {
+		fix = fmt.Sprintf("%s (Test-NetConnection %s -Port %s)", config.TunnelFix, host, port)
+	}
 	if e.Transport == config.TransportQUIC {
 		dial, how = p.DialQUIC, " (QUIC)"
 		// QUIC is UDP: Test-NetConnection, which speaks TCP only, cannot

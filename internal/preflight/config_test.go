@@ -51,9 +51,40 @@ func TestFromConfigQUIC(t *testing.T) {
 			t.Errorf("FAIL row %+v", r)
 		}
 	}
-	wantCloud := []Row{pass("cloudcore quic", "192.0.2.10:10001 (QUIC) reachable"), pass("cloudcore https", "192.0.2.10:10002 reachable")}
+	// join turns edgeStream on, so its tunnel is checked like the hub.
+	wantCloud := []Row{pass("cloudcore quic", "192.0.2.10:10001 (QUIC) reachable"), pass("cloudcore https", "192.0.2.10:10002 reachable"),
+		pass("cloudcore stream", "192.0.2.10:10004 reachable")}
 	if fmt.Sprint(cloud) != fmt.Sprint(wantCloud) {
 		t.Errorf("cloud rows\n got %q\nwant %q", cloud, wantCloud)
+	}
+}
+
+// A node joined with the tunnel on whose cloud runs without cloudStream:
+// the stream row fails with the cloud-side fix and the way to opt out.
+func TestFromConfigTunnelClosed(t *testing.T) {
+	c, _, err := config.JoinConfig(config.JoinOptions{CloudCoreIPPort: "192.0.2.10:10000", Token: joinToken}, windowsHost, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := healthyHost()
+	h.dialErr = map[string]error{"tcp 192.0.2.10:10004": errors.New("connection refused")}
+	var got []Row
+	for _, r := range Run(context.Background(), FromConfig(c, windowsHost), h.probes()) {
+		if r.Name == "cloudcore stream" {
+			got = append(got, r)
+		}
+	}
+	want := []Row{fail("cloudcore stream", "192.0.2.10:10004 unreachable: connection refused",
+		config.TunnelFix+" (Test-NetConnection 192.0.2.10 -Port 10004)")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("stream rows\n got %q\nwant %q", got, want)
+	}
+	// Without the tunnel there is no such row.
+	c.Modules.EdgeStream.Enable = false
+	for _, e := range FromConfig(c, windowsHost).CloudCore {
+		if e.Field == config.FieldTunnelServer {
+			t.Errorf("edgeStream off, yet %+v is checked", e)
+		}
 	}
 }
 

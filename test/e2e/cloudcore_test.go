@@ -5,6 +5,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"net"
 	"os"
 	"os/exec"
@@ -56,7 +58,20 @@ func (c *cluster) startCloudcore(t *testing.T) {
 	cfg.Modules.SyncController.Enable = true
 	cfg.Modules.IptablesManager.Enable = false
 	cfg.Modules.DeviceController.Enable = false
-	cfg.Modules.CloudStream.Enable = false
+	// cloudStream as an operator turns it on for kubectl logs and exec:
+	// the tunnel with the hub's certificates (the tunnel files named here
+	// do not exist, so it takes the hub's), and the stream port with a
+	// serving certificate of the cluster's CA, which also vouches for
+	// the API server's client certificate.
+	cs := cfg.Modules.CloudStream
+	cs.Enable = true
+	cs.TLSTunnelCAFile = filepath.Join(c.dir, "cloudcore", "tunnel-ca.crt")
+	cs.TLSTunnelCertFile = filepath.Join(c.dir, "cloudcore", "tunnel.crt")
+	cs.TLSTunnelPrivateKeyFile = filepath.Join(c.dir, "cloudcore", "tunnel.key")
+	cs.TunnelPort, cs.StreamPort = tunnelPort, streamPort
+	cs.TLSStreamCAFile = c.pki.caCert
+	cs.TLSStreamCertFile, cs.TLSStreamPrivateKeyFile = c.pki.issue(t, "cloudstream", pkix.Name{CommonName: "cloudstream"},
+		[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
 	cfg.Modules.Router.Enable = false
 	// NodeUpgradeJobs (TestWindowsUpgrade) go through the task manager.
 	cfg.Modules.TaskManager.Enable = true
@@ -72,7 +87,7 @@ func (c *cluster) startCloudcore(t *testing.T) {
 	c.hubPort, c.certPort = hubPort, certPort
 	// The ports are fixed: a cloudcore left over from an interrupted run
 	// would answer in this one's place, with another CA.
-	for _, port := range []int{hubPort, certPort} {
+	for _, port := range []int{hubPort, certPort, streamPort, tunnelPort} {
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
 			t.Fatalf("port %d is taken before cloudcore starts (a cloudcore of an interrupted run?): %v", port, err)
@@ -87,6 +102,7 @@ func (c *cluster) restartCloudcore(t *testing.T) {
 	c.cloudcore = start(t, c.dir, "cloudcore", nil, mustEnv(t, "CLOUDCORE_BIN"), c.cloudArgs...)
 	waitTCP(t, "127.0.0.1:"+strconv.Itoa(certPort), 2*time.Minute)
 	waitTCP(t, "127.0.0.1:"+strconv.Itoa(hubPort), time.Minute)
+	waitTCP(t, "127.0.0.1:"+strconv.Itoa(tunnelPort), time.Minute)
 }
 
 // startControllerManager runs KubeEdge's controller-manager against the

@@ -69,6 +69,10 @@ func startCluster(t *testing.T) *cluster {
 		// loopback advertise address is refused by the endpoint reconciler.
 		"--disable-admission-plugins", "ServiceAccount",
 		"--endpoint-reconciler-type", "none",
+		// As kubeadm sets it: a node's name is no DNS name here, and its
+		// InternalIP is where cloudcore's iptables rule (the test's
+		// forwarder) takes the connection into cloudStream.
+		"--kubelet-preferred-address-types", "InternalIP,ExternalIP,Hostname",
 		"--allow-privileged")
 
 	c.kubeconfig = filepath.Join(dir, "admin.kubeconfig")

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
+	"github.com/kubeedge-windows/edgecore/test/fakecri"
 )
 
 func TestWindowsEdge(t *testing.T) { scenario(t, "windows") }
@@ -56,6 +57,7 @@ func scenario(t *testing.T, goos string) {
 		t.Errorf("node has no node-role.kubernetes.io/edge label: %v", node.Labels)
 	}
 	t.Logf("node %s labels: kubernetes.io/os=%s, node-role.kubernetes.io/edge present", e.name, node.Labels["kubernetes.io/os"])
+	fwd := c.forwardKubelet(t, e)
 
 	// The pod range kube-controller-manager would allocate reaches the
 	// node's own database, where `cni-config --mode l2bridge` without
@@ -91,6 +93,18 @@ func scenario(t *testing.T, goos string) {
 	eventually(t, podBound, "pod app-2 Running", c.podRunning("app-2"))
 	container := c.containerOf(t, "app-2")
 
+	// An operator follows app-2's log through the tunnel when the cloud
+	// goes away: the stream must end with an error, not hang.
+	if _, _, err := c.exec(ctx, "app-2", []string{fakecri.CmdLog, "before", "the", "outage"}, nil, false); err != nil {
+		t.Fatalf("exec into app-2 before the outage: %v", err)
+	}
+	followCtx, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
+	lines := c.follow(followCtx, t, "app-2")
+	if l := nextLine(t, lines, time.Minute); l != "before the outage" {
+		t.Errorf("logs --follow app-2: %q", l)
+	}
+
 	// Cloud outage: the edge keeps its pod running on its own.
 	c.cloudcore.stop()
 	t.Logf("cloudcore stopped for %v", outage)
@@ -98,12 +112,32 @@ func scenario(t *testing.T, goos string) {
 	if e.edgecore.exited() {
 		t.Fatal("edgecore ended while cloudcore was away")
 	}
+	// The API server ends its response when cloudStream's connection
+	// goes, which client-go (and kubectl) read as the end of the log
+	// (io.EOF) rather than as an error: what matters to the operator is
+	// that the command returns instead of hanging.
+	select {
+	case f := <-lines:
+		if f.err == nil {
+			t.Errorf("logs --follow printed %q during the outage instead of ending", f.line)
+		} else {
+			t.Logf("logs --follow ended when cloudcore stopped: %v", f.err)
+		}
+	default:
+		t.Errorf("logs --follow still open %v after cloudcore stopped", outage)
+	}
 	back := time.Now()
 	c.restartCloudcore(t)
 	again := eventually(t, readyBound, "node Ready again after cloudcore came back", c.nodeReady(e.name, back))
 	c.sameContainer(t, "app-2", container, "the cloud outage")
 	e.createdOnce(t, 2, "the cloud outage")
-	t.Logf("cloud outage of %v passed: pod kept running, node Ready again %s after cloudcore restarted", outage, fmtDur(again))
+	// The tunnel comes back with the hub: nothing to restart on the edge.
+	tunnelBack := eventually(t, readyBound, "kubectl logs through the tunnel again", func() (bool, error) {
+		got, err := c.logs("app-2", corev1.PodLogOptions{})
+		return got == "before the outage\n", fmt.Errorf("%q, %v", got, err)
+	})
+	t.Logf("cloud outage of %v passed: pod kept running, node Ready again %s and logs through the tunnel %s after cloudcore restarted",
+		outage, fmtDur(again), fmtDur(tunnelBack))
 
 	// Edge restart while the cloud is away: edgecore starts from its own
 	// database and still knows its pod.
@@ -129,8 +163,12 @@ func scenario(t *testing.T, goos string) {
 	e.createdOnce(t, 2, "the edge restart")
 	t.Log("edgecore restarted with cloudcore down: started from its database, pod app-2 still known and Running")
 
+	logsRTT, execRTT := c.streamChecks(t, e, fwd)
+
 	fmt.Printf("e2e figures (%s edge): start to Ready %s; pod start latency %s; edgecore peak RSS %.0f MiB\n",
 		goos, fmtDur(toReady), fmtDur(podLatency), peak)
+	fmt.Printf("e2e figures (%s edge): through cloudcore's tunnel, kubectl logs %s and exec %s round trip\n",
+		goos, fmtMs(logsRTT), fmtMs(execRTT))
 }
 
 // nodeReady holds when the node's Ready condition is true and, for a time

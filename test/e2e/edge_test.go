@@ -30,6 +30,9 @@ type edge struct {
 	cfgPath  string // the same file on this host
 	fakecri  *proc
 	edgecore *proc
+	// nodeIP is the address `edgecore config` chose for the node, which
+	// edgeStream announces to cloudcore and the API server dials.
+	nodeIP string
 }
 
 // path turns a file of this host into the form the edge's binaries take.
@@ -117,7 +120,21 @@ func (e *edge) adjustConfig(t *testing.T) {
 		"memory.available": "100Mi", "nodefs.available": "1Gi", "imagefs.available": "1Gi",
 		"nodefs.inodesFree": "5%", "imagefs.inodesFree": "5%",
 	}
-	cfg.Modules.EdgeStream.Enable = false
+	// edgeStream stays on as config wrote it, with the node's
+	// certificates where edgehub puts them.
+	st := cfg.Modules.EdgeStream
+	st.TLSTunnelCAFile, st.TLSTunnelCertFile, st.TLSTunnelPrivateKeyFile = hub.TLSCAFile, hub.TLSCertFile, hub.TLSPrivateKeyFile
+	e.nodeIP = ed.NodeIP
+	if e.os == "windows" {
+		// Wine has no HNS, which the Windows kubelet asks for each pod's
+		// network statistics unless it takes all pod statistics from the
+		// runtime's ListPodSandboxStats, as containerd answers it on
+		// Windows (the fake runtime too).
+		if k.FeatureGates == nil {
+			k.FeatureGates = map[string]bool{}
+		}
+		k.FeatureGates["PodAndContainerStatsFromCRI"] = true
+	}
 	cfg.Modules.EventBus.Enable = false
 	cfg.Modules.DeviceTwin.Enable = false
 	data, err := yaml.Marshal(cfg)

@@ -159,3 +159,7 @@ func waitTCP(t *testing.T, addr string, timeout time.Duration) {
 }
 
 func fmtDur(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+func fmtMs(d time.Duration) string {
+	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+}

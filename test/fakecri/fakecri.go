@@ -1,8 +1,16 @@
 // Package fakecri serves a container runtime for tests: the CRI v1 runtime
 // and image services over gRPC, keeping pod sandboxes, containers and images
 // in memory, with no process or network behind them. A kubelet pointed at it
-// starts, reports a ready runtime and runs pods whose containers do nothing:
-// a started container stays running until the kubelet stops it.
+// starts, reports a ready runtime and runs pods: a started container stays
+// running until the kubelet stops it (or its `stop` command ends it).
+//
+// Its containers can be looked into as a real runtime's: a container whose
+// command is one of the fake's command set (see Commands) prints to its log
+// at the kubelet's LogPath in the CRI log format, so that the kubelet's own
+// log reader serves `kubectl logs`; exec and attach go through the kubelet's
+// CRI streaming server library to that command set; and the stats calls
+// answer fixed numbers a test can expect (see ContainerCPUUsageCoreNanoSeconds
+// and the constants beside it).
 //
 // It is written for a real kubelet rather than for unit tests, which is
 // where it differs from upstream's fake (k8s.io/cri-api's testing package):
@@ -31,6 +39,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/kubelet/pkg/cri/streaming"
 )
 
 // DefaultEndpoint is where the Windows kubelet looks for containerd.
@@ -69,12 +78,35 @@ type Options struct {
 	PodCIDR string
 	// CallLog, when set, is told of every call and its error, if any.
 	CallLog func(method string, err error)
+	// StreamAddr is where the exec and attach streaming server listens;
+	// empty means 127.0.0.1 on any free port. The kubelet connects to it
+	// and proxies the API server's streams there.
+	StreamAddr string
 }
+
+// The stats every container and sandbox reports: fixed, so that a test
+// reading /stats/summary or /metrics/resource through the kubelet knows
+// what to expect. A sandbox reports the sum of its running containers'
+// CPU and memory, and the network and process figures below.
+const (
+	ContainerCPUUsageCoreNanoSeconds = 1_500_000_000 // 1.5 s of CPU time
+	ContainerCPUUsageNanoCores       = 25_000_000    // 25 millicores
+	ContainerMemoryWorkingSetBytes   = 24 << 20      // 24 MiB
+	ContainerMemoryAvailableBytes    = 1000 << 20
+	ContainerMemoryPageFaults        = 4321
+	ContainerMemoryCommitBytes       = 32 << 20
+	ContainerWritableLayerBytes      = 2 << 20
+	SandboxNetworkInterface          = "vEthernet (fakecri)"
+	SandboxNetworkRxBytes            = 123_456
+	SandboxNetworkTxBytes            = 654_321
+	SandboxProcessesPerContainer     = 1
+)
 
 // Server is a fake CRI runtime and image service.
 type Server struct {
-	grpc *grpc.Server
-	svc  *service
+	grpc       *grpc.Server
+	svc        *service
+	stopStream func()
 }
 
 // New returns a Server whose runtime and network are ready.
@@ -106,6 +138,15 @@ func New(opts Options) (*Server, error) {
 	for _, name := range opts.Images {
 		svc.addImage(name)
 	}
+	streamAddr := opts.StreamAddr
+	if streamAddr == "" {
+		streamAddr = "127.0.0.1:0"
+	}
+	stream, stopStream, err := startStreaming(svc, streamAddr)
+	if err != nil {
+		return nil, err
+	}
+	svc.stream = stream
 
 	var serverOpts []grpc.ServerOption
 	if opts.CallLog != nil {
@@ -116,7 +157,7 @@ func New(opts Options) (*Server, error) {
 				return resp, err
 			}))
 	}
-	s := &Server{grpc: grpc.NewServer(serverOpts...), svc: svc}
+	s := &Server{grpc: grpc.NewServer(serverOpts...), svc: svc, stopStream: stopStream}
 	runtimeapi.RegisterRuntimeServiceServer(s.grpc, svc)
 	runtimeapi.RegisterImageServiceServer(s.grpc, svc)
 	return s, nil
@@ -125,8 +166,11 @@ func New(opts Options) (*Server, error) {
 // Serve answers CRI calls on l until Stop; it closes l.
 func (s *Server) Serve(l net.Listener) error { return s.grpc.Serve(l) }
 
-// Stop ends Serve and closes every connection.
-func (s *Server) Stop() { s.grpc.Stop() }
+// Stop ends Serve and closes every connection, streams included.
+func (s *Server) Stop() {
+	s.grpc.Stop()
+	s.stopStream()
+}
 
 // Listen listens on a CRI endpoint: npipe://./pipe/NAME (Windows only),
 // tcp://HOST:PORT or unix:///PATH.
@@ -170,11 +214,17 @@ type container struct {
 	status    runtimeapi.ContainerStatus
 	sandboxID string
 	resources *runtimeapi.ContainerResources
+	// command is the container's command and arguments, run at start when
+	// it is one of the command set.
+	command []string
+	// done is closed when the container stops running.
+	done  chan struct{}
+	logMu sync.Mutex
 }
 
 // service implements both CRI services over one state. The embedded
 // Unimplemented servers answer what a runtime without processes cannot do
-// (exec, attach, port forwarding, checkpoints, container events) with
+// (port forwarding, checkpoints, container events) with
 // codes.Unimplemented, which the kubelet reports per call.
 type service struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
@@ -182,6 +232,7 @@ type service struct {
 
 	opts    Options
 	podCIDR netip.Prefix
+	stream  streaming.Server
 
 	mu         sync.Mutex
 	lastIP     netip.Addr
@@ -372,6 +423,8 @@ func (s *service) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 	id := newID()
 	s.containers[id] = &container{
 		sandboxID: req.PodSandboxId,
+		command:   append(append([]string{}, cfg.Command...), cfg.Args...),
+		done:      make(chan struct{}),
 		status: runtimeapi.ContainerStatus{
 			Id:          id,
 			Metadata:    cfg.Metadata,
@@ -388,15 +441,31 @@ func (s *service) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 	return &runtimeapi.CreateContainerResponse{ContainerId: id}, nil
 }
 
+// StartContainer runs the container. When its command is one of the
+// command set, that command runs first with its output going to the log;
+// a command the fake does not know prints nothing, so that pods written for
+// real images run too. Either way the container then keeps running.
 func (s *service) StartContainer(_ context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+	c, err := s.start(req.ContainerId)
+	if err != nil {
+		return nil, err
+	}
+	if isCommand(c.command) {
+		out, errOut := c.logs()
+		s.command(c, c.command, nil, out, errOut)
+	}
+	return &runtimeapi.StartContainerResponse{}, nil
+}
+
+func (s *service) start(id string) (*container, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.containers[req.ContainerId]
+	c, ok := s.containers[id]
 	if !ok {
-		return nil, notFound("container", req.ContainerId)
+		return nil, notFound("container", id)
 	}
 	if c.status.State != runtimeapi.ContainerState_CONTAINER_CREATED {
-		return nil, status.Errorf(codes.FailedPrecondition, "container %q is %s, not created", req.ContainerId, c.status.State)
+		return nil, status.Errorf(codes.FailedPrecondition, "container %q is %s, not created", id, c.status.State)
 	}
 	// The kubelet reads and rotates the log file of a running container;
 	// an empty one is the log of a container that prints nothing.
@@ -407,20 +476,12 @@ func (s *service) StartContainer(_ context.Context, req *runtimeapi.StartContain
 	}
 	c.status.State = runtimeapi.ContainerState_CONTAINER_RUNNING
 	c.status.StartedAt = time.Now().UnixNano()
-	return &runtimeapi.StartContainerResponse{}, nil
+	return c, nil
 }
 
 // stop ends a created or running container as if it exited on its own
 // after the stop signal.
-func stop(c *container) {
-	if c.status.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-		return
-	}
-	c.status.State = runtimeapi.ContainerState_CONTAINER_EXITED
-	c.status.FinishedAt = time.Now().UnixNano()
-	c.status.ExitCode = 0
-	c.status.Reason = "Completed"
-}
+func stop(c *container) { finish(c, 0, "Completed") }
 
 // StopContainer is idempotent, as CRI requires, also for a container that
 // is gone.
@@ -499,21 +560,106 @@ func (s *service) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenCo
 	return &runtimeapi.ReopenContainerLogResponse{}, nil
 }
 
-// containerStats reports a container that uses no CPU, memory or disk.
+// containerStats reports a container's fixed usage (see
+// ContainerCPUUsageCoreNanoSeconds), in the fields every OS reads.
 func (s *service) containerStats(c *container, now int64) *runtimeapi.ContainerStats {
 	st := &c.status
 	cs := &runtimeapi.ContainerStats{
 		Attributes: &runtimeapi.ContainerAttributes{Id: st.Id, Metadata: st.Metadata, Labels: st.Labels, Annotations: st.Annotations},
-		Cpu:        &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{}},
-		Memory:     &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: &runtimeapi.UInt64Value{}},
-	}
-	if s.opts.ImageFsDir != "" {
-		cs.WritableLayer = &runtimeapi.FilesystemUsage{
-			Timestamp: now, FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: s.opts.ImageFsDir},
-			UsedBytes: &runtimeapi.UInt64Value{}, InodesUsed: &runtimeapi.UInt64Value{},
-		}
+		Cpu: &runtimeapi.CpuUsage{Timestamp: now,
+			UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: ContainerCPUUsageCoreNanoSeconds},
+			UsageNanoCores:       &runtimeapi.UInt64Value{Value: ContainerCPUUsageNanoCores}},
+		Memory: &runtimeapi.MemoryUsage{Timestamp: now,
+			WorkingSetBytes: &runtimeapi.UInt64Value{Value: ContainerMemoryWorkingSetBytes},
+			AvailableBytes:  &runtimeapi.UInt64Value{Value: ContainerMemoryAvailableBytes},
+			PageFaults:      &runtimeapi.UInt64Value{Value: ContainerMemoryPageFaults}},
+		WritableLayer: s.writableLayer(now),
 	}
 	return cs
+}
+
+// writableLayer is a container's layer on the image file system; nil when
+// no file system is reported.
+func (s *service) writableLayer(now int64) *runtimeapi.FilesystemUsage {
+	if s.opts.ImageFsDir == "" {
+		return nil
+	}
+	return &runtimeapi.FilesystemUsage{
+		Timestamp: now, FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: s.opts.ImageFsDir},
+		UsedBytes: &runtimeapi.UInt64Value{Value: ContainerWritableLayerBytes}, InodesUsed: &runtimeapi.UInt64Value{Value: 1},
+	}
+}
+
+// sandboxStats reports a sandbox the way containerd does on Windows: the
+// Windows fields, with its running containers' usage in them and summed
+// for the pod. The caller holds s.mu.
+func (s *service) sandboxStats(sb *sandbox, now int64) *runtimeapi.PodSandboxStats {
+	st := &sb.status
+	var running uint64
+	var containers []*runtimeapi.WindowsContainerStats
+	for _, c := range s.containers {
+		if c.sandboxID != st.Id || c.status.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		running++
+		cs := s.containerStats(c, now)
+		var layer *runtimeapi.WindowsFilesystemUsage
+		if l := cs.WritableLayer; l != nil {
+			layer = &runtimeapi.WindowsFilesystemUsage{Timestamp: l.Timestamp, FsId: l.FsId, UsedBytes: l.UsedBytes}
+		}
+		containers = append(containers, &runtimeapi.WindowsContainerStats{
+			Attributes: cs.Attributes,
+			Cpu: &runtimeapi.WindowsCpuUsage{Timestamp: now, UsageCoreNanoSeconds: cs.Cpu.UsageCoreNanoSeconds,
+				UsageNanoCores: cs.Cpu.UsageNanoCores},
+			Memory: &runtimeapi.WindowsMemoryUsage{Timestamp: now, WorkingSetBytes: cs.Memory.WorkingSetBytes,
+				AvailableBytes: cs.Memory.AvailableBytes, PageFaults: cs.Memory.PageFaults,
+				CommitMemoryBytes: &runtimeapi.UInt64Value{Value: ContainerMemoryCommitBytes}},
+			WritableLayer: layer,
+		})
+	}
+	u := func(v uint64) *runtimeapi.UInt64Value { return &runtimeapi.UInt64Value{Value: v} }
+	iface := &runtimeapi.WindowsNetworkInterfaceUsage{Name: SandboxNetworkInterface,
+		RxBytes: u(SandboxNetworkRxBytes), TxBytes: u(SandboxNetworkTxBytes),
+		RxPacketsDropped: u(0), TxPacketsDropped: u(0)}
+	return &runtimeapi.PodSandboxStats{
+		Attributes: &runtimeapi.PodSandboxAttributes{Id: st.Id, Metadata: st.Metadata, Labels: st.Labels, Annotations: st.Annotations},
+		Windows: &runtimeapi.WindowsPodSandboxStats{
+			Cpu: &runtimeapi.WindowsCpuUsage{Timestamp: now, UsageCoreNanoSeconds: u(running * ContainerCPUUsageCoreNanoSeconds),
+				UsageNanoCores: u(running * ContainerCPUUsageNanoCores)},
+			Memory: &runtimeapi.WindowsMemoryUsage{Timestamp: now, WorkingSetBytes: u(running * ContainerMemoryWorkingSetBytes),
+				AvailableBytes: u(ContainerMemoryAvailableBytes), PageFaults: u(running * ContainerMemoryPageFaults),
+				CommitMemoryBytes: u(running * ContainerMemoryCommitBytes)},
+			Network: &runtimeapi.WindowsNetworkUsage{Timestamp: now, DefaultInterface: iface,
+				Interfaces: []*runtimeapi.WindowsNetworkInterfaceUsage{iface}},
+			Process:    &runtimeapi.WindowsProcessUsage{Timestamp: now, ProcessCount: u(running * SandboxProcessesPerContainer)},
+			Containers: containers,
+		},
+	}
+}
+
+func (s *service) PodSandboxStats(_ context.Context, req *runtimeapi.PodSandboxStatsRequest) (*runtimeapi.PodSandboxStatsResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb, ok := s.sandboxes[req.PodSandboxId]
+	if !ok {
+		return nil, notFound("pod sandbox", req.PodSandboxId)
+	}
+	return &runtimeapi.PodSandboxStatsResponse{Stats: s.sandboxStats(sb, time.Now().UnixNano())}, nil
+}
+
+func (s *service) ListPodSandboxStats(_ context.Context, req *runtimeapi.ListPodSandboxStatsRequest) (*runtimeapi.ListPodSandboxStatsResponse, error) {
+	f := req.GetFilter()
+	now := time.Now().UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stats := []*runtimeapi.PodSandboxStats{}
+	for _, sb := range s.sandboxes {
+		if f.GetId() != "" && f.GetId() != sb.status.Id || !labelsMatch(f.GetLabelSelector(), sb.status.Labels) {
+			continue
+		}
+		stats = append(stats, s.sandboxStats(sb, now))
+	}
+	return &runtimeapi.ListPodSandboxStatsResponse{Stats: stats}, nil
 }
 
 func (s *service) ContainerStats(_ context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {

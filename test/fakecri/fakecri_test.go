@@ -349,9 +349,9 @@ func TestServesTCP(t *testing.T) {
 	if err != nil || len(imgs.Images) != 1 || imgs.Images[0].RepoTags[0] != pause || imgs.Images[0].Size_ != 1<<20 {
 		t.Fatalf("ListImages: %v, %v", imgs, err)
 	}
-	_, err = runtimeapi.NewRuntimeServiceClient(conn).ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: "x", Cmd: []string{"cmd"}})
-	if status.Code(err) != codes.Unimplemented {
-		t.Errorf("ExecSync: %v, want Unimplemented", err)
+	_, err = runtimeapi.NewRuntimeServiceClient(conn).ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: "x", Cmd: []string{"echo"}})
+	if status.Code(err) != codes.NotFound {
+		t.Errorf("ExecSync in a container that does not exist: %v, want NotFound", err)
 	}
 }
 

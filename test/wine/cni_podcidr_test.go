@@ -24,7 +24,7 @@ func TestCNIConfigL2BridgeTakesThePodRangeFromTheNode(t *testing.T) {
 	hub, certs := listen(t), listen(t)
 	_, certPort, _ := strings.Cut(certs, ":")
 	cfg := filepath.Join(t.TempDir(), "edgecore.yaml")
-	if r := run(t, time.Minute, "config", "-e", hub, "-s", certPort, "-t", testToken, "-i", "win-7", "-o", toWindowsPath(cfg)); r.code != 0 {
+	if r := run(t, time.Minute, "config", "-e", hub, "-s", certPort, "-t", testToken, "-i", "win-7", "--stream=false", "-o", toWindowsPath(cfg)); r.code != 0 {
 		t.Fatalf("config: exit %d\n%s", r.code, r.stderr)
 	}
 	db := filepath.Join(t.TempDir(), "edgecore.db")

@@ -77,7 +77,8 @@ func TestJoin(t *testing.T) {
 		t.Fatalf("%s exists before the test; run edgecore.exe reset --force in this prefix", cfg)
 	}
 	hub, certPort, token := standInCloud(t)
-	args := []string{"join", "-e", hub, "-s", certPort, "-t", token, "-i", "wine-node",
+	// --stream=false: the stand-in has no tunnel on the fixed port 10004.
+	args := []string{"join", "-e", hub, "-s", certPort, "-t", token, "-i", "wine-node", "--stream=false",
 		// Without a container runtime the kubelet would end edgecore before
 		// edgehub has asked for its certificates.
 		"--set", "modules.edged.enable=false", "--set", "modules.deviceTwin.enable=false", "--timeout", "2m"}
