@@ -40,9 +40,10 @@ var journeyCommands = []string{
 }
 
 // The quick start's l2bridge variant of step 3. Wine has no Host Networking
-// Service, so the journey takes the nat path; the l2bridge commands are
-// run under Wine up to their first HNS call by test/wine (cni_modes_test)
-// and through a recording HNS fake by internal/podnet's tests.
+// Service, so the journey runs both lines and then takes the nat path: the
+// dry run prints the plan, the real run must stop at its first HNS call
+// with the fix and leave the nat network in place. The HNS calls themselves
+// are proven through a recording HNS fake by internal/podnet's tests.
 const (
 	l2bridge       = "cni-config --mode l2bridge --subnet 10.244.2.0/24 --cluster-cidr 10.244.0.0/16 --service-cidr 10.96.0.0/12 --dns 10.96.0.10"
 	l2bridgeDryRun = l2bridge + " --dry-run"
@@ -87,6 +88,22 @@ func TestWindowsJourney(t *testing.T) {
 	cniConf := h.drive(layout.CNIConfFile)
 	if !fileExists(cniConf) {
 		t.Fatalf("cni-config did not write %s:\n%s", layout.CNIConfFile, r.out)
+	}
+
+	// 1b. The l2bridge variant: a plan, then a refusal that names HNS and
+	// its fix and changes nothing (Wine has no HNS; Windows Server with the
+	// Containers feature creates the network here).
+	natConf := j.readFile(cniConf)
+	r = j.step(l2bridgeDryRun, 0)
+	if !strings.Contains(r.out, `create or reuse the HNS network "edgecore-l2bridge"`) {
+		t.Errorf("the l2bridge dry run does not show its plan:\n%s", r.out)
+	}
+	r = j.step(l2bridge, 1)
+	if !strings.Contains(r.out, "Host Networking Service") || !strings.Contains(r.out, "Install-WindowsFeature -Name Containers") {
+		t.Errorf("l2bridge without HNS does not name HNS and the fix:\n%s", r.out)
+	}
+	if !bytes.Equal(natConf, j.readFile(cniConf)) {
+		t.Errorf("the l2bridge dry run or refusal changed %s", layout.CNIConfFile)
 	}
 
 	// 2. Preflight before any configuration: the rows that need the
