@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
@@ -128,16 +127,20 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 	return nil
 }
 
-// New checks every input without touching the host and builds the
+// New checks every input without touching the host (Options.Validate,
+// then the configuration with the --set values) and builds the
 // configuration. Problems are reported together, each naming its flag and
 // the fix, as a failure of the first step.
 func New(o Options, sys System) (*Join, error) {
 	if o.ServiceName == "" {
 		o.ServiceName = service.DefaultName
 	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	j := &Join{o: o, sys: sys, goos: o.Host.GOOS}
 	if err := j.prepare(); err != nil {
-		return nil, &StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err}
+		return nil, validateStepError(err)
 	}
 	return j, nil
 }
@@ -145,42 +148,19 @@ func New(o Options, sys System) (*Join, error) {
 // NodeName is the name the node registers with.
 func (j *Join) NodeName() string { return j.cfg.Modules.Edged.HostnameOverride }
 
+// prepare builds the configuration from options Validate accepted, and
+// checks it with the --set values applied.
 func (j *Join) prepare() error {
+	// Written, and passed to the service, in canonical form, as `service
+	// install` does (filepath.Abs): C:/etc/kubeedge/x and
+	// C:\etc\kubeedge\x are the same file, named one way throughout.
+	j.o.ConfigFile = ospath.Clean(j.goos, j.o.ConfigFile)
 	o := j.o
-	var errs field.ErrorList
-	flag := func(name string) *field.Path { return field.NewPath(name) }
-	if o.Timeout <= 0 {
-		errs = append(errs, field.Invalid(flag(flagTimeout), o.Timeout.String(), "give how long to wait for the certificates and the hub connection, for example 5m"))
-	}
 	kubeedge := j.kubeEdgeDir()
-	switch {
-	case o.ConfigFile == "":
-		errs = append(errs, field.Required(flag(flagConfig), "give the configuration file to write, for example "+config.NewLayout(o.Host).ConfigFile))
-	case !ospath.IsAbs(j.goos, o.ConfigFile):
-		errs = append(errs, field.Invalid(flag(flagConfig), o.ConfigFile, "give an absolute path: the service does not start in this directory"))
-	case !ospath.Within(j.goos, kubeedge, o.ConfigFile) || ospath.Same(j.goos, kubeedge, o.ConfigFile):
-		errs = append(errs, field.Invalid(flag(flagConfig), o.ConfigFile,
-			"keep the configuration under "+kubeedge+", which join restricts to SYSTEM and Administrators: it holds the join token until the certificates are issued"))
-	default:
-		// Written, and passed to the service, in canonical form, as
-		// `service install` does (filepath.Abs): C:/etc/kubeedge/x and
-		// C:\etc\kubeedge\x are the same file, named one way throughout.
-		o.ConfigFile = ospath.Clean(j.goos, o.ConfigFile)
-		j.o.ConfigFile = o.ConfigFile
-	}
-	settings, setErrs := ParseSettings(o.Set)
-	errs = append(errs, setErrs...)
-
+	settings, _ := ParseSettings(o.Set)
 	c, rewrites, err := config.JoinConfig(o.JoinOptions, o.Host, nil)
-	var invalid *config.InvalidError
-	switch {
-	case errors.As(err, &invalid):
-		errs = append(invalid.Errs, errs...)
-	case err != nil:
+	if err != nil {
 		return err
-	}
-	if len(errs) > 0 {
-		return &config.InvalidError{What: "join options", Errs: errs}
 	}
 	// The executable comes from the running process, not a flag; the
 	// service manager still needs it absolute and quotable.
@@ -197,6 +177,7 @@ func (j *Join) prepare() error {
 	if errs := config.Validate(c, j.goos); len(errs) > 0 {
 		return &config.InvalidError{What: "configuration with the --set values", Errs: errs}
 	}
+	var errs field.ErrorList
 	hub := c.Modules.EdgeHub
 	for _, f := range []struct{ name, path string }{
 		{"modules.edgeHub.tlsCaFile", hub.TLSCAFile},
@@ -204,7 +185,7 @@ func (j *Join) prepare() error {
 		{"modules.edgeHub.tlsPrivateKeyFile", hub.TLSPrivateKeyFile},
 	} {
 		if !ospath.Within(j.goos, kubeedge, f.path) {
-			errs = append(errs, field.Invalid(flag(flagSet+" "+f.name), f.path,
+			errs = append(errs, field.Invalid(field.NewPath(flagSet+" "+f.name), f.path,
 				"keep the node's key and certificates under "+kubeedge+", which join restricts to SYSTEM and Administrators"))
 		}
 	}
@@ -227,15 +208,9 @@ func (j *Join) prepare() error {
 	if cloud.Tunnel != nil {
 		j.tunnelAddr = cloud.Tunnel.Address
 	}
-	body, err := yaml.Marshal(c)
-	if err != nil {
-		return err
-	}
 	j.cfg, j.rewrites = c, rewrites
-	j.data = append([]byte(fmt.Sprintf("# edgecore configuration for node %s, joining cloudcore at %s; written by `%s join`.\n"+
-		"# The token is removed from this file once the node certificates are issued.\n",
-		j.NodeName(), j.hubAddr, config.ExecutableName(j.goos))), body...)
-	return nil
+	j.data, err = config.JoinFile(c, j.hubAddr, "`"+config.ExecutableName(j.goos)+" join`")
+	return err
 }
 
 // directories are those the node needs: the ones the configuration names,

@@ -31,8 +31,10 @@ type ResetOptions struct {
 	DryRun      bool
 	Host        config.Host
 	ServiceName string
-	// Network, when set (--network), removes the HNS network and endpoint
-	// that cni-config created, before the empty directories are removed.
+	// RemoveNetwork is --network; Complete then sets Network.
+	RemoveNetwork bool
+	// Network, when set, removes the HNS network and endpoint that
+	// cni-config created, before the empty directories are removed.
 	Network NetworkRemover
 }
 

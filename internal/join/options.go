@@ -1,0 +1,138 @@
+package join
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+)
+
+// DefaultTimeout covers issuing the certificates and the first hub
+// connection, which take seconds, with room for a slow link.
+const DefaultTimeout = 5 * time.Minute
+
+// NewOptions are join's defaults on host: the configuration in its default
+// place, and a wait of DefaultTimeout.
+func NewOptions(host config.Host) *Options {
+	return &Options{
+		ConfigFile: config.NewLayout(host).ConfigFile,
+		Timeout:    DefaultTimeout,
+		Host:       host,
+	}
+}
+
+// AddFlags binds join's flags to o: keadm join's, then join's own. The
+// defaults are o's values.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.JoinOptions.AddFlags(fs)
+	fs.StringArrayVar(&o.Set, "set", o.Set,
+		"Set a configuration field by its dotted path, e.g. modules.edged.tailoredKubeletConfig.maxPods=50 (repeat, or separate with commas)")
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file to write, under "+config.NewLayout(o.Host).KubeEdgeDir+"; the service runs with it")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the node certificates and the hub connection")
+	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print the steps join would take and change nothing")
+}
+
+// Complete fills in what the flags do not say: the settings split at their
+// commas, the host joining, with the address it reaches cloudcore from as
+// its node IP, the running executable for the service, and the log file.
+func (o *Options) Complete(host config.Host) error {
+	o.Set = SplitSettings(o.Set)
+	o.Host = host
+	// The address this host reaches the cloud from is the node IP the
+	// cloud can reach it back on.
+	if ip, err := config.DefaultRouteIP(o.CloudCoreIPPort); err == nil {
+		o.Host.NodeIP = ip.String()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the path of this program for the service: %w", err)
+	}
+	o.Executable = exe
+	o.LogFile = config.NewLayout(o.Host).LogFile
+	return nil
+}
+
+// Validate checks the flags without touching the host: keadm's flags as
+// the generated configuration takes them, --timeout, --config and the
+// --set syntax. Problems are reported together, each naming its flag and
+// the fix, as a failure of join's first step, the way the plan prints it.
+func (o Options) Validate() error {
+	if err := o.validate(); err != nil {
+		return validateStepError(err)
+	}
+	return nil
+}
+
+func (o Options) validate() error {
+	goos := o.Host.GOOS
+	var errs field.ErrorList
+	flag := func(name string) *field.Path { return field.NewPath(name) }
+	if o.Timeout <= 0 {
+		errs = append(errs, field.Invalid(flag(flagTimeout), o.Timeout.String(), "give how long to wait for the certificates and the hub connection, for example 5m"))
+	}
+	kubeedge := config.NewLayout(o.Host).KubeEdgeDir
+	switch {
+	case o.ConfigFile == "":
+		errs = append(errs, field.Required(flag(flagConfig), "give the configuration file to write, for example "+config.NewLayout(o.Host).ConfigFile))
+	case !ospath.IsAbs(goos, o.ConfigFile):
+		errs = append(errs, field.Invalid(flag(flagConfig), o.ConfigFile, "give an absolute path: the service does not start in this directory"))
+	case !ospath.Within(goos, kubeedge, o.ConfigFile) || ospath.Same(goos, kubeedge, o.ConfigFile):
+		errs = append(errs, field.Invalid(flag(flagConfig), o.ConfigFile,
+			"keep the configuration under "+kubeedge+", which join restricts to SYSTEM and Administrators: it holds the join token until the certificates are issued"))
+	}
+	_, setErrs := ParseSettings(o.Set)
+	errs = append(errs, setErrs...)
+
+	// keadm's flags are judged by the configuration they make: a runtime
+	// endpoint, say, is wrong only as the generated configuration has it.
+	_, _, err := config.JoinConfig(o.JoinOptions, o.Host, nil)
+	var invalid *config.InvalidError
+	switch {
+	case errors.As(err, &invalid):
+		errs = append(invalid.Errs, errs...)
+	case err != nil:
+		return err
+	}
+	if len(errs) > 0 {
+		return &config.InvalidError{What: "join options", Errs: errs}
+	}
+	return nil
+}
+
+// validateStepError reports err as the failure of join's first step.
+func validateStepError(err error) error {
+	return &StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err}
+}
+
+// NewResetOptions are reset's defaults on host: the configuration in its
+// default place.
+func NewResetOptions(host config.Host) *ResetOptions {
+	return &ResetOptions{ConfigFile: config.NewLayout(host).ConfigFile, Host: host}
+}
+
+// AddFlags binds reset's flags to o; the defaults are o's values.
+func (o *ResetOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "The node's configuration file; the certificate and database paths are read from it")
+	fs.BoolVar(&o.KeepData, "keep-data", o.KeepData, "Keep the database (pods, config maps and secrets the node has cached)")
+	fs.BoolVar(&o.Force, "force", o.Force, "Reset without asking for confirmation (needed when standard input is not a terminal)")
+	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print what reset would remove and change nothing")
+	fs.BoolVar(&o.RemoveNetwork, "network", o.RemoveNetwork, "Also remove the HNS network and host endpoint that cni-config created (and only those)")
+}
+
+// Complete fills in the host, its log file and, with --network, the
+// remover of cni-config's network, which network makes for the host's
+// layout (join does not know how cni-config records its network).
+func (o *ResetOptions) Complete(host config.Host, network func(config.Layout) NetworkRemover) {
+	o.Host = host
+	l := config.NewLayout(host)
+	o.LogFile = l.LogFile
+	if o.RemoveNetwork {
+		o.Network = network(l)
+	}
+}
