@@ -10,9 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -74,47 +72,6 @@ func FindInstalled(e Env, f Facts, name string) (Installed, error) {
 	return in, nil
 }
 
-// UpgradeOptions are the inputs of `edgecore.exe upgrade`.
-type UpgradeOptions struct {
-	// Package is the release zip (--package).
-	Package string
-	// SHA256 is the zip's expected checksum (--sha256), optional.
-	SHA256 string
-	// AllowDowngrade accepts an older package (--allow-downgrade).
-	AllowDowngrade bool
-	// Timeout bounds the health gate (--timeout).
-	Timeout time.Duration
-	// Service is the service name.
-	Service string
-}
-
-// Flag names errors point at.
-const (
-	flagPackage = "--package"
-	flagTimeout = "--timeout"
-	flagSHA256  = "--sha256"
-	flagVersion = "--to"
-)
-
-func (o UpgradeOptions) validate() error {
-	var errs field.ErrorList
-	if o.Package == "" {
-		errs = append(errs, field.Required(field.NewPath(flagPackage), "give the release zip, e.g. --package \"C:\\Users\\admin\\Downloads\\edgecore-v0.2.0-windows-amd64.zip\""))
-	}
-	if o.Timeout <= 0 {
-		errs = append(errs, field.Invalid(field.NewPath(flagTimeout), o.Timeout.String(), "give how long the new version may take to become healthy, e.g. 3m"))
-	}
-	if o.SHA256 != "" {
-		if _, err := release.ParseDigest(o.SHA256); err != nil {
-			errs = append(errs, field.Invalid(field.NewPath(flagSHA256), o.SHA256, "give the zip's SHA-256 as Get-FileHash or sha256sum prints it"))
-		}
-	}
-	if len(errs) > 0 {
-		return &config.InvalidError{What: "upgrade options", Errs: errs}
-	}
-	return nil
-}
-
 // Upgrade carries out `edgecore.exe upgrade --package`: it first finishes
 // an upgrade an earlier process left half-done, then verifies the package
 // against what the service runs, stages its binary and drives the
@@ -125,7 +82,9 @@ func Upgrade(ctx context.Context, out io.Writer, e Env, f Facts, o UpgradeOption
 		res.Reason = err.Error()
 		return res
 	}
-	if err := o.validate(); err != nil {
+	// The command has validated o; a caller that has not is held to the
+	// same rules.
+	if err := o.Validate(); err != nil {
 		return refuse(err)
 	}
 	if r, resumed, err := Resume(ctx, out, e, ""); err != nil {
@@ -191,16 +150,6 @@ func newJournal(e Env, k Kind, in Installed, timeout time.Duration) *Journal {
 	}
 }
 
-// RollbackOptions are the inputs of `edgecore.exe rollback`.
-type RollbackOptions struct {
-	// Version picks the backup to restore (--to); "" is the one the
-	// last upgrade made, or else the newest of another version.
-	Version string
-	// Timeout bounds the wait for the restored version to run.
-	Timeout time.Duration
-	Service string
-}
-
 // Rollback carries out `edgecore.exe rollback`: it puts a backup's binary,
 // configuration and database back and starts the service on them.
 func Rollback(ctx context.Context, out io.Writer, e Env, f Facts, o RollbackOptions) Result {
@@ -209,9 +158,8 @@ func Rollback(ctx context.Context, out io.Writer, e Env, f Facts, o RollbackOpti
 		res.Reason = err.Error()
 		return res
 	}
-	if o.Timeout <= 0 {
-		return refuse(&config.InvalidError{What: "rollback options", Errs: field.ErrorList{
-			field.Invalid(field.NewPath(flagTimeout), o.Timeout.String(), "give how long the restored version may take to run, e.g. 3m")}})
+	if err := o.Validate(); err != nil {
+		return refuse(err)
 	}
 	if r, resumed, err := Resume(ctx, out, e, ""); err != nil {
 		return refuse(err)
