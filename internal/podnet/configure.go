@@ -14,17 +14,26 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
 
-// Options are the inputs of cni-config, with the host's facts filled in.
+// Options are the inputs of cni-config, with the host's facts filled in
+// (Complete).
 type Options struct {
 	// GOOS is the target OS: it decides how paths compare.
 	GOOS string
 	// Mode is --mode: cni.ModeNAT (the default) or cni.ModeL2Bridge.
-	Mode     string
-	NAT      cni.Options
-	L2Bridge cni.L2BridgeOptions
+	Mode string
+	// Subnet, Gateway, DNS and DNSSearch are the flags of the same names;
+	// Complete hands them, with the host's facts, to NAT and L2Bridge.
+	Subnet, Gateway string
+	DNS, DNSSearch  []string
+	// NodeConfig is the joined node's configuration (--config), where
+	// Complete finds the node's pod range for l2bridge without --subnet.
+	NodeConfig string
+	NAT        cni.Options
+	L2Bridge   cni.L2BridgeOptions
 	// Output is the CNI config file (-o); "-" prints it and changes
-	// nothing.
-	Output string
+	// nothing. OutputGiven says -o was on the command line.
+	Output      string
+	OutputGiven bool
 	// Force replaces an Output that holds something else.
 	Force bool
 	// DryRun prints what would be done and changes nothing.
@@ -109,22 +118,8 @@ type containerdEdit struct {
 func (r *run) prepare() error {
 	o := r.o
 	var err error
-	switch strings.ToLower(strings.TrimSpace(o.Mode)) {
-	case "", cni.ModeNAT:
-		r.o.Mode = cni.ModeNAT
-		if r.conf, err = cni.Generate(o.NAT); err != nil {
-			return err
-		}
-	case cni.ModeL2Bridge:
-		r.o.Mode = cni.ModeL2Bridge
-		p, err := cni.PlanL2Bridge(o.L2Bridge)
-		if err != nil {
-			return err
-		}
-		r.plan, r.conf = &p, p.Conf
-	default:
-		return &cni.FlagError{Flag: cni.FlagMode, Value: o.Mode, Problem: "is not a pod network mode",
-			Fix: "use " + cni.FlagMode + " nat (pods reachable from this host) or " + cni.FlagMode + " l2bridge (routable pod addresses)"}
+	if r.o.Mode, r.conf, r.plan, err = o.network(); err != nil {
+		return err
 	}
 	if o.Output == "-" {
 		return nil

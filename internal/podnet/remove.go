@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
 
@@ -19,6 +20,12 @@ type Remover struct {
 	StateFile string
 	FS        FS
 	HNS       HNS
+}
+
+// HostRemover removes the network cni-config recorded in l's place, from
+// this host's HNS.
+func HostRemover(l config.Layout) Remover {
+	return Remover{StateFile: StateFile(l), FS: OSFS{}, HNS: hns.New()}
 }
 
 // Describe says what Remove will remove, for reset's plan.
