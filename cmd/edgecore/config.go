@@ -3,14 +3,10 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
@@ -24,7 +20,7 @@ const reachTimeout = 5 * time.Second
 
 // newConfigCommand writes a complete configuration for joining a cloud, with
 // keadm join's flag names.
-func newConfigCommand() *cobra.Command {
+func newConfigCommand(host config.Host) *cobra.Command {
 	var (
 		o         config.JoinOptions
 		output    string
@@ -39,7 +35,8 @@ func newConfigCommand() *cobra.Command {
 			"does not answer (use --offline to prepare a configuration away from the network).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			host := config.CurrentHost(runtime.GOOS)
+			// A copy: the node IP below is this run's, towards its cloud.
+			host := host
 			var reach config.Reach
 			if !offline {
 				reach = config.DialReach(reachTimeout)
@@ -56,12 +53,10 @@ func newConfigCommand() *cobra.Command {
 			for _, r := range rewrites {
 				klog.InfoS("Rewrote value into its Windows form", "field", r.Field, "from", r.From, "to", r.To)
 			}
-			body, err := yaml.Marshal(c)
+			data, err := config.JoinFile(c, o.CloudCoreIPPort, "")
 			if err != nil {
 				return err
 			}
-			data := append([]byte("# edgecore configuration for node "+c.Modules.Edged.HostnameOverride+
-				", joining cloudcore at "+o.CloudCoreIPPort+".\n# The token is removed from this file once the node certificates are issued.\n"), body...)
 			if output == "-" {
 				_, err := cmd.OutOrStdout().Write(data)
 				return err
@@ -85,13 +80,13 @@ func newConfigCommand() *cobra.Command {
 				return fmt.Errorf("wrote %s, but %w", output, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Wrote %s for node %s. Start edgecore with: %s --config %s\n",
-				output, c.Modules.Edged.HostnameOverride, config.ExecutableName(runtime.GOOS), output)
+				output, c.Modules.Edged.HostnameOverride, config.ExecutableName(host.GOOS), output)
 			return nil
 		},
 	}
 	fs := cmd.Flags()
-	addJoinFlags(fs, &o)
-	fs.StringVarP(&output, "output", "o", hostLayout().ConfigFile, "File to write, or - for standard output")
+	o.AddFlags(fs)
+	fs.StringVarP(&output, "output", "o", config.NewLayout(host).ConfigFile, "File to write, or - for standard output")
 	fs.BoolVar(&offline, "offline", false, "Do not check that cloudcore answers")
 	fs.BoolVar(&overwrite, "force", false, "Replace an existing configuration file")
 	return cmd
@@ -118,42 +113,3 @@ func configTargets(c *v1alpha2.EdgeCoreConfig, host config.Host, output string) 
 	}
 	return append(targets, protect.Target{What: "the configuration with the join token", Path: abs, Restrict: true}), nil
 }
-
-// addJoinFlags defines keadm join's flags, with its names and short forms,
-// so that commands written for keadm work with `config` and `join` alike.
-func addJoinFlags(fs *pflag.FlagSet, o *config.JoinOptions) {
-	fs.StringVarP(&o.CloudCoreIPPort, "cloudcore-ipport", "e", "", "Address and hub port of cloudcore, e.g. 192.168.1.10:10000")
-	fs.StringVarP(&o.Token, "token", "t", "", "Join token printed by `keadm gettoken` on the cloud side")
-	fs.StringVarP(&o.EdgeNodeName, "edgenode-name", "i", "", "Node name (default: the host name in lowercase)")
-	fs.StringVarP(&o.CertPort, "certport", "s", config.DefaultCertPort, "Port on which cloudcore issues certificates")
-	fs.StringSliceVarP(&o.Labels, "labels", "l", nil, "Node labels, key=value[,key=value]")
-	fs.StringVarP(&o.RemoteRuntimeEndpoint, "remote-runtime-endpoint", "p", "", "CRI endpoint (default: the containerd named pipe on Windows)")
-	fs.StringVar(&o.HubProtocol, "hub-protocol", config.HubWebSocket, "Protocol to talk to cloudcore: websocket or quic")
-	// Stored inverted, as NoStream, so that the options' zero value is the
-	// default: the tunnel on.
-	fs.Var(streamFlag{&o.NoStream}, "stream", "Connect to cloudcore's stream tunnel (port "+config.DefaultTunnelPort+
-		") for kubectl logs, exec, attach and metrics; --stream=false leaves it off")
-	fs.Lookup("stream").NoOptDefVal = "true"
-}
-
-// streamFlag is --stream, a boolean flag defaulting to true, held as its
-// negation.
-type streamFlag struct{ no *bool }
-
-func (f streamFlag) String() string {
-	if f.no == nil {
-		return "true"
-	}
-	return strconv.FormatBool(!*f.no)
-}
-
-func (f streamFlag) Set(v string) error {
-	on, err := strconv.ParseBool(v)
-	if err != nil {
-		return fmt.Errorf("expected true or false, got %q", v)
-	}
-	*f.no = !on
-	return nil
-}
-
-func (f streamFlag) Type() string { return "bool" }

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"runtime"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,24 +15,16 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
-// defaultJoinTimeout covers issuing the certificates and the first hub
-// connection, which take seconds, with room for a slow link.
-const defaultJoinTimeout = 5 * time.Minute
-
 // newJoinCommand joins this host to a KubeEdge cloud in one command, with
 // keadm join's flag names: it writes the configuration, installs edgecore
 // as a Windows service and waits until the node is connected.
-func newJoinCommand() *cobra.Command {
-	o := join.Options{
-		ConfigFile: hostLayout().ConfigFile,
-		Timeout:    defaultJoinTimeout,
-	}
-	var sets []string
+func newJoinCommand(host config.Host) *cobra.Command {
+	o := join.NewOptions(host)
 	cmd := &cobra.Command{
 		Use:   "join",
 		Short: "Join this host to a KubeEdge cloud and run edgecore as a Windows service",
 		Long: "Join this host to the cloudcore at --cloudcore-ipport with the token from `keadm gettoken`:\n" +
-			"write the configuration, restrict the node's directories (" + hostLayout().KubeEdgeDir + ", the database, the kubelet's root, logs)\n" +
+			"write the configuration, restrict the node's directories (" + config.NewLayout(host).KubeEdgeDir + ", the database, the kubelet's root, logs)\n" +
 			"to SYSTEM and Administrators with Administrators their owner, install and start\n" +
 			"the edgecore service, and wait until the node certificates are issued and the hub is connected.\n" +
 			"Each step is printed as it runs; a failure undoes what was done and names the fix.\n" +
@@ -44,31 +33,18 @@ func newJoinCommand() *cobra.Command {
 			"  edgecore.exe join -e 192.168.1.10:10000 -t <token> --set modules.edged.tailoredKubeletConfig.maxPods=50 --dry-run",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Set = join.SplitSettings(sets)
-			o.Host = config.CurrentHost(runtime.GOOS)
-			// The address this host reaches the cloud from is the node
-			// IP the cloud can reach it back on.
-			if ip, err := config.DefaultRouteIP(o.CloudCoreIPPort); err == nil {
-				o.Host.NodeIP = ip.String()
+			if err := o.Complete(host); err != nil {
+				return err
 			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("finding the path of this program for the service: %w", err)
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			o.Executable = exe
-			o.LogFile = config.NewLayout(o.Host).LogFile
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return join.Run(ctx, cmd.OutOrStdout(), o, hostSystem(o.Host))
+			return join.Run(ctx, cmd.OutOrStdout(), *o, hostSystem(o.Host))
 		},
 	}
-	fs := cmd.Flags()
-	addJoinFlags(fs, &o.JoinOptions)
-	fs.StringArrayVar(&sets, "set", nil,
-		"Set a configuration field by its dotted path, e.g. modules.edged.tailoredKubeletConfig.maxPods=50 (repeat, or separate with commas)")
-	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file to write, under "+hostLayout().KubeEdgeDir+"; the service runs with it")
-	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the node certificates and the hub connection")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "Print the steps join would take and change nothing")
+	o.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -88,7 +64,7 @@ func hostSystem(host config.Host) join.System {
 	return join.System{
 		FS:       join.OSFS{},
 		Reach:    config.DialReach(reachTimeout),
-		Elevated: preflight.SystemProbes().Elevated,
+		Elevated: preflight.SystemProbes(host).Elevated,
 		WriteConfig: func(path string, data []byte) error {
 			// The file holds the join token until the certificates are issued.
 			return config.WriteNewFile(path, data, 0o600, false)

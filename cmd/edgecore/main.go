@@ -6,13 +6,18 @@ package main
 
 import (
 	"os"
+	"runtime"
 
 	"k8s.io/component-base/logs"
+
+	"github.com/kubeedge-windows/edgecore/config"
 )
 
 func main() {
 	logs.InitLogs()
-	code := run(os.Args[1:])
+	// The one reading of this machine's facts (host name, default route,
+	// %ProgramFiles%, %SystemDrive%): every command takes them from here.
+	code := run(os.Args[1:], config.CurrentHost(runtime.GOOS))
 	logs.FlushLogs()
 	os.Exit(code)
 }

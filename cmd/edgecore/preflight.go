@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -13,7 +12,7 @@ import (
 )
 
 // newPreflightCommand checks the host before edgecore is started or joined.
-func newPreflightCommand() *cobra.Command {
+func newPreflightCommand(host config.Host) *cobra.Command {
 	var (
 		configFile string
 		offline    bool
@@ -26,14 +25,14 @@ func newPreflightCommand() *cobra.Command {
 			"Exits 1 when any check fails.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, note, err := preflightConfig(configFile)
+			cfg, note, err := preflightConfig(configFile, host)
 			if err != nil {
 				return err
 			}
 			if note != "" {
 				fmt.Fprintln(cmd.OutOrStdout(), note)
 			}
-			probes := preflight.SystemProbes()
+			probes := preflight.SystemProbes(host)
 			if offline {
 				// Air-gapped sites have no registry to ask; the row then
 				// says the image was not checked.
@@ -49,7 +48,7 @@ func newPreflightCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&configFile, "config", hostLayout().ConfigFile, "Configuration whose settings are checked")
+	cmd.Flags().StringVar(&configFile, "config", config.NewLayout(host).ConfigFile, "Configuration whose settings are checked")
 	cmd.Flags().BoolVar(&offline, "offline", false, "Do not ask the image registry whether the sandbox image has a Windows variant")
 	return cmd
 }
@@ -58,8 +57,7 @@ func newPreflightCommand() *cobra.Command {
 // Without one the node has not joined yet: the host is checked against the
 // defaults, and the cloudcore and certificate rows are skipped, since the
 // defaults name no real cloudcore and join checks it itself.
-func preflightConfig(path string) (preflight.Config, string, error) {
-	host := config.CurrentHost(runtime.GOOS)
+func preflightConfig(path string, host config.Host) (preflight.Config, string, error) {
 	c, _, err := config.Load(path, host)
 	var missing *config.MissingFileError
 	switch {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"runtime"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -10,14 +9,12 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
-	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
 
 // newResetCommand undoes a join: it removes the service and what join
 // wrote, and leaves containerd and the CNI configuration alone.
-func newResetCommand() *cobra.Command {
-	o := join.ResetOptions{ConfigFile: hostLayout().ConfigFile}
-	var network bool
+func newResetCommand(host config.Host) *cobra.Command {
+	o := join.NewResetOptions(host)
 	cmd := &cobra.Command{
 		Use:   "reset",
 		Short: "Remove the edgecore service and what join set up on this host",
@@ -31,25 +28,16 @@ func newResetCommand() *cobra.Command {
 		Example: "  edgecore.exe reset\n  edgecore.exe reset --force --keep-data\n  edgecore.exe reset --network",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Host = config.CurrentHost(runtime.GOOS)
-			o.LogFile = config.NewLayout(o.Host).LogFile
-			if network {
-				o.Network = podnet.Remover{StateFile: podnet.StateFile(config.NewLayout(o.Host)), FS: podnet.OSFS{}, HNS: hns.New()}
-			}
+			o.Complete(host, func(l config.Layout) join.NetworkRemover { return podnet.HostRemover(l) })
 			in := cmd.InOrStdin()
 			// Only a console can answer the question; a pipe, a file or a
 			// remote session without one cannot.
 			interactive := in == os.Stdin && term.IsTerminal(int(os.Stdin.Fd()))
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return join.Reset(ctx, in, cmd.OutOrStdout(), interactive, o, hostSystem(o.Host))
+			return join.Reset(ctx, in, cmd.OutOrStdout(), interactive, *o, hostSystem(o.Host))
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "The node's configuration file; the certificate and database paths are read from it")
-	fs.BoolVar(&o.KeepData, "keep-data", false, "Keep the database (pods, config maps and secrets the node has cached)")
-	fs.BoolVar(&o.Force, "force", false, "Reset without asking for confirmation (needed when standard input is not a terminal)")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "Print what reset would remove and change nothing")
-	fs.BoolVar(&network, "network", false, "Also remove the HNS network and host endpoint that cni-config created (and only those)")
+	o.AddFlags(cmd.Flags())
 	return cmd
 }

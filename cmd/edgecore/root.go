@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -37,14 +36,18 @@ type ExitError struct {
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// NewCommand builds the edgecore command line.
-func NewCommand() *cobra.Command {
+// NewCommand builds the edgecore command line for host, the machine it
+// runs on: the flags' defaults and every command's host facts come from
+// it.
+func NewCommand(host config.Host) *cobra.Command {
+	layout := config.NewLayout(host)
 	opts := &rootOptions{node: node.Options{
-		ConfigFile: hostLayout().ConfigFile,
-		Logs:       logfile.DefaultOptions(hostLayout().LogFile),
+		ConfigFile: layout.ConfigFile,
+		Logs:       logfile.DefaultOptions(layout.LogFile),
+		Host:       host,
 	}}
 	cmd := &cobra.Command{
-		Use:   config.ExecutableName(runtime.GOOS),
+		Use:   config.ExecutableName(host.GOOS),
 		Short: "KubeEdge edge node agent for Windows Server",
 		Long: "edgecore runs a KubeEdge edge node: the embedded kubelet (edged), the link to cloudcore (edgehub),\n" +
 			"the local metadata store (metamanager), device twins, the event and service buses and edge streams.",
@@ -58,9 +61,9 @@ func NewCommand() *cobra.Command {
 				_, err := fmt.Fprint(out, version.Get())
 				return err
 			case opts.MinConfig:
-				return printSample(out, config.KindMinimal)
+				return printSample(out, config.KindMinimal, host)
 			case opts.DefaultConfig:
-				return printSample(out, config.KindDefault)
+				return printSample(out, config.KindDefault, host)
 			}
 			opts.node.LogFileGiven = cmd.Flags().Changed(logfile.FlagFile)
 			return node.Main(opts.node)
@@ -76,8 +79,8 @@ func NewCommand() *cobra.Command {
 		},
 	})
 
-	cmd.AddCommand(newConfigCommand(), newJoinCommand(), newResetCommand(), newServiceCommand(),
-		newPreflightCommand(), newCNIConfigCommand(), newUpgradeCommand(), newRollbackCommand())
+	cmd.AddCommand(newConfigCommand(host), newJoinCommand(host), newResetCommand(host), newServiceCommand(host),
+		newPreflightCommand(host), newCNIConfigCommand(host), newUpgradeCommand(host), newRollbackCommand(host))
 	cmd.CompletionOptions.DisableDefaultCmd = true
 
 	named := opts.flags(cmd.Name())
@@ -125,8 +128,8 @@ func (o *rootOptions) flags(name string) (fss cliflag.NamedFlagSets) {
 	return fss
 }
 
-func printSample(out io.Writer, kind string) error {
-	text, err := config.Render(kind, config.CurrentHost(runtime.GOOS))
+func printSample(out io.Writer, kind string, host config.Host) error {
+	text, err := config.Render(kind, host)
 	if err != nil {
 		return err
 	}
@@ -134,16 +137,16 @@ func printSample(out io.Writer, kind string) error {
 	return err
 }
 
-// run runs the command and returns the process exit code, printing any
-// error on stderr in one line.
-func run(args []string) int {
-	cmd := NewCommand()
+// run runs the command on host and returns the process exit code,
+// printing any error on stderr in one line.
+func run(args []string, host config.Host) int {
+	cmd := NewCommand(host)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "%s: %v\n", config.ExecutableName(runtime.GOOS), err)
+	fmt.Fprintf(os.Stderr, "%s: %v\n", config.ExecutableName(host.GOOS), err)
 	var exit *ExitError
 	if errors.As(err, &exit) {
 		return exit.Code

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +14,8 @@ import (
 )
 
 // newServiceCommand controls the edgecore Windows service.
-func newServiceCommand() *cobra.Command {
+func newServiceCommand(host config.Host) *cobra.Command {
+	layout := config.NewLayout(host)
 	cmd := &cobra.Command{
 		Use:   "service",
 		Short: "Install, remove, start, stop or show the edgecore Windows service, or dump its goroutine stacks",
@@ -42,17 +42,16 @@ func newServiceCommand() *cobra.Command {
 			}
 			// A configuration that cannot load would only make the service
 			// fail and restart for ever; refuse it now, with the reason.
-			host := config.CurrentHost(runtime.GOOS)
 			cfg, _, err := config.Load(abs, host)
 			if err != nil {
 				return err
 			}
-			targets, err := protect.Targets(cfg, config.NewLayout(host), exe)
+			targets, err := protect.Targets(cfg, layout, exe)
 			if err != nil {
 				return err
 			}
 			c := service.DefaultConfig(exe, abs)
-			warnings, repairs, err := servicectl.Install(c, hostLayout().LogDir, targets, servicectl.HostSystem())
+			warnings, repairs, err := servicectl.Install(c, layout.LogDir, targets, servicectl.HostSystem())
 			for _, w := range warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
@@ -64,12 +63,12 @@ func newServiceCommand() *cobra.Command {
 			for _, r := range repairs {
 				fmt.Fprintln(cmd.OutOrStdout(), r)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Its logs, panic log and stack dumps go to %s, open to SYSTEM and Administrators only.\n", hostLayout().LogDir)
+			fmt.Fprintf(cmd.OutOrStdout(), "Its logs, panic log and stack dumps go to %s, open to SYSTEM and Administrators only.\n", layout.LogDir)
 			fmt.Fprintln(cmd.OutOrStdout(), "Start it with: edgecore.exe service start")
 			return nil
 		},
 	}
-	install.Flags().StringVar(&configFile, "config", hostLayout().ConfigFile, "Configuration file the service runs with")
+	install.Flags().StringVar(&configFile, "config", layout.ConfigFile, "Configuration file the service runs with")
 
 	simple := func(use, short string, do func() error, done string) *cobra.Command {
 		return &cobra.Command{
@@ -90,7 +89,7 @@ func newServiceCommand() *cobra.Command {
 		Short: "Say whether the service is installed and running, and name a panic log a crash left",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, err := servicectl.Status(service.DefaultName, hostLayout().LogFile, servicectl.HostSystem())
+			out, err := servicectl.Status(service.DefaultName, layout.LogFile, servicectl.HostSystem())
 			if err != nil {
 				return err
 			}
@@ -102,13 +101,13 @@ func newServiceCommand() *cobra.Command {
 		Use:   "dump",
 		Short: "Have the running service write every goroutine's stack to a file, and print its path",
 		Long: "Signal the running service's event Global\\stackdump-<pid>: edgecore writes the stacks of all its goroutines\n" +
-			"to a file beside its log, " + hostLayout().LogDir + ", which this command waits for and names.\n" +
+			"to a file beside its log, " + layout.LogDir + ", which this command waits for and names.\n" +
 			"Use it when the node hangs, before restarting it. Run it from an elevated prompt.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			path, err := servicectl.Dump(ctx, service.DefaultName, hostLayout().LogFile, servicectl.DumpTimeout, servicectl.HostSystem())
+			path, err := servicectl.Dump(ctx, service.DefaultName, layout.LogFile, servicectl.DumpTimeout, servicectl.HostSystem())
 			if err != nil {
 				return err
 			}

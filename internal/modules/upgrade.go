@@ -73,7 +73,7 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 		InService:  service.IsWindowsService,
 		Fetch:      upgrade.Fetcher{}.Fetch,
 		Context:    func() context.Context { return ctx },
-		FreeDisk:   preflight.SystemProbes().FreeDisk,
+		FreeDisk:   preflight.SystemProbes(host).FreeDisk,
 		CheckItems: upstreamCheckItems,
 		Send:       sendTaskReport(nodeName),
 		Logf:       klog.Infof,

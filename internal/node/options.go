@@ -8,6 +8,7 @@ package node
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
 	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 )
@@ -24,6 +25,10 @@ type Options struct {
 	// LogFileGiven says --log-file was on the command line: in a console
 	// the logs then go to the file as well.
 	LogFileGiven bool
+	// Host is the machine the node runs on, read once by the command
+	// (config.CurrentHost): the configuration's defaults and the node's
+	// directories come from it.
+	Host config.Host
 	// MemoryLimit is --memory-limit, the Go runtime's soft memory limit
 	// when given (see internal/memlimit for what applies otherwise).
 	MemoryLimit memlimit.Setting

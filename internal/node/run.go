@@ -32,7 +32,7 @@ import (
 // Run loads the configuration, prepares the host and runs the edge modules
 // until ctx ends.
 func Run(ctx context.Context, opts Options) error {
-	host := config.CurrentHost(runtime.GOOS)
+	host := opts.Host
 	cfg, rewrites, err := config.Load(opts.ConfigFile, host)
 	if err != nil {
 		return err
@@ -64,7 +64,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := prepareDirectories(cfg); err != nil {
 		return err
 	}
-	if err := protectFiles(cfg); err != nil {
+	if err := protectFiles(cfg, host); err != nil {
 		return err
 	}
 	// Upstream skips the check when the metaserver is on: then a kubelet
@@ -91,7 +91,7 @@ func Run(ctx context.Context, opts Options) error {
 			// counts as not there yet.
 			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			_, err := preflight.SystemProbes().CRI(ctx, endpoint)
+			_, err := preflight.SystemProbes(host).CRI(ctx, endpoint)
 			return err
 		}
 		if err := waitForRuntime(ctx, ed.TailoredKubeletConfig.ContainerRuntimeEndpoint, probe, runtimePollInterval, runtimeLogInterval); err != nil {
@@ -188,7 +188,7 @@ func prepareDirectories(cfg *v1alpha2.EdgeCoreConfig) error {
 // logged with its fix and the node runs on: stopping it would protect
 // nothing. Only a configuration that names a directory of Windows itself
 // stops the start, since restricting that would break the host.
-func protectFiles(cfg *v1alpha2.EdgeCoreConfig) error {
+func protectFiles(cfg *v1alpha2.EdgeCoreConfig, host config.Host) error {
 	if runtime.GOOS != config.Windows {
 		return nil
 	}
@@ -196,7 +196,7 @@ func protectFiles(cfg *v1alpha2.EdgeCoreConfig) error {
 	if err != nil {
 		exe = ""
 	}
-	targets, err := protect.Targets(cfg, config.NewLayout(config.CurrentHost(runtime.GOOS)), exe)
+	targets, err := protect.Targets(cfg, config.NewLayout(host), exe)
 	if err != nil {
 		return err
 	}

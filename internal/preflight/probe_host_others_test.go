@@ -6,6 +6,8 @@ import (
 	"context"
 	"runtime"
 	"testing"
+
+	"github.com/kubeedge-windows/edgecore/config"
 )
 
 // Off Windows the host probes must say why they cannot answer, and the
@@ -21,7 +23,7 @@ func TestHostProbesOffWindows(t *testing.T) {
 			t.Errorf("probe %d: %v, want %q", i, err, want)
 		}
 	}
-	p := SystemProbes()
+	p := SystemProbes(config.Host{GOOS: runtime.GOOS})
 	p.CRI, p.ImagePlatforms, p.Dial, p.DialQUIC = nil, nil, nil, nil // no network in unit tests
 	rows := Run(context.Background(), Config{RootDir: "/var/lib/kubelet"}, p)
 	if rows[0] != warn(nameBuild, "could not check: "+want, "") {

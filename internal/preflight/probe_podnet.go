@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"os"
-	"runtime"
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
@@ -10,10 +9,10 @@ import (
 )
 
 // systemPodNetworkProbes read this host's config.toml and cni-config's
-// record at their default places, and ask HNS (which answers
+// record at their default places on host, and ask HNS (which answers
 // hns.ErrNotWindows off Windows, giving WARN rows).
-func systemPodNetworkProbes() *PodNetworkProbes {
-	layout := config.NewLayout(config.CurrentHost(runtime.GOOS))
+func systemPodNetworkProbes(host config.Host) *PodNetworkProbes {
+	layout := config.NewLayout(host)
 	return &PodNetworkProbes{
 		ContainerdConfig: func() (string, []byte, error) {
 			data, err := os.ReadFile(layout.ContainerdConfigFile)

@@ -9,9 +9,9 @@ import (
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
-// SystemProbes are the probes of the running host. ImagePlatforms asks the
-// image's registry over HTTPS.
-func SystemProbes() Probes {
+// SystemProbes are the probes of the running host, whose facts host holds
+// (config.CurrentHost). ImagePlatforms asks the image's registry over HTTPS.
+func SystemProbes(host config.Host) Probes {
 	acls := protect.HostACLs()
 	return Probes{
 		Protect:           &acls,
@@ -30,6 +30,6 @@ func SystemProbes() Probes {
 		DialQUIC:          dialQUIC,
 		Certificate:       readCertificate,
 		Now:               time.Now,
-		PodNetwork:        systemPodNetworkProbes(),
+		PodNetwork:        systemPodNetworkProbes(host),
 	}
 }
