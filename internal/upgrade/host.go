@@ -10,7 +10,6 @@ import (
 	"sort"
 	"time"
 
-
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/windows/service"
