@@ -50,15 +50,25 @@ edge_pkgs=$(packages "$upstream/edge/pkg/..." "$upstream/pkg/metaserver/...")
 cloud_pkgs=$(packages "$upstream/cloud/..." | grep -v "^$upstream/cloud/test/integration" || true)
 [ -n "$edge_pkgs" ] || { echo "no edge package links $bus: the package query is broken" >&2; exit 1; }
 
+# Upstream tests that fail on a race of their own, with no bus in the
+# path, when the machine is loaded (CI builds beside them on 2 cores). They
+# are left out by name (go test -skip: they do not run and are not counted),
+# each with the reason. Add one only with its reason and after reading the
+# test.
+#   TestSendWithBufferSizeLimit (cloud/pkg/csidriver): its server writes a
+#   reply and closes the unix socket without reading; when the close wins,
+#   the client's request write fails with EPIPE (seen in CI, 2026-11-25).
+UPSTREAM_RACES='^(TestSendWithBufferSizeLimit)$'
+
 # run NAME PACKAGES... runs the tests, writes the test2json events to
 # $out/NAME.json and prints what they say; it fails if go test failed, if a
 # test or package failed, or if a package is missing from the results.
 run() {
   local name=$1
   shift
-  echo "== $name: $# packages: go test -count=1 -gcflags '$GCFLAGS' (upstream $upstream $version, $bus from staging/)"
+  echo "== $name: $# packages: go test -count=1 -gcflags '$GCFLAGS' -skip '$UPSTREAM_RACES' (upstream $upstream $version, $bus from staging/)"
   local rc=0
-  go test -count=1 -gcflags "$GCFLAGS" -json "$@" >"$out/$name.json" 2>"$out/$name.stderr" || rc=$?
+  go test -count=1 -gcflags "$GCFLAGS" -skip "$UPSTREAM_RACES" -json "$@" >"$out/$name.json" 2>"$out/$name.stderr" || rc=$?
   if [ -s "$out/$name.stderr" ]; then cat "$out/$name.stderr" >&2; fi
   report "$name" "$#" || rc=1
   return $rc
