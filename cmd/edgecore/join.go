@@ -12,6 +12,7 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/preflight"
@@ -100,6 +101,6 @@ func hostSystem(host config.Host) join.System {
 		RemoveToken: config.RemoveToken,
 		Protect:     protect.HostACLs(),
 		Services:    join.WindowsServices{},
-		Clock:       join.RealClock{},
+		Clock:       clock.Real{},
 	}
 }
