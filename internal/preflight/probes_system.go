@@ -5,24 +5,26 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
-// SystemProbes are the probes of the running host. ImagePlatforms asks the
-// image's registry over HTTPS.
+// SystemProbes are the probes of the running host: hostprobe's, and those
+// only preflight asks. ImagePlatforms asks the image's registry over HTTPS.
 func SystemProbes() Probes {
 	acls := protect.HostACLs()
+	host := hostprobe.System()
 	return Probes{
 		Protect:           &acls,
-		WindowsVersion:    windowsVersion,
-		ContainersFeature: containersFeature,
-		Elevated:          elevated,
+		WindowsVersion:    host.WindowsVersion,
+		ContainersFeature: host.ContainersFeature,
+		Elevated:          host.Elevated,
 		Processes:         proc.List,
-		FreeDisk:          freeDisk,
-		DiskSize:          diskSize,
+		FreeDisk:          host.FreeDisk,
+		DiskSize:          host.DiskSize,
 		Exists:            exists,
-		CRI:               criStatus,
+		CRI:               host.CRI,
 		ReadDir:           readDirNames,
 		ReadFile:          os.ReadFile,
 		ImagePlatforms:    (&registryClient{}).platforms,
