@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 // testHost is a Windows host as config.CurrentHost would read it, so that
@@ -156,7 +156,7 @@ func TestFlagNamesAndDefaults(t *testing.T) {
 // with its value and the fix, as the plan's first step, and nothing runs.
 func TestJoinRefusesFlagsBeforeRunning(t *testing.T) {
 	out, err := execute("join", "-e", "10.0.0.1:10000", "-t", testToken, "--timeout", "0s", "--config", "edgecore.yaml", "--set", "maxPods")
-	var se *join.StepError
+	var se *steps.StepError
 	if !errors.As(err, &se) || se.Index != 1 {
 		t.Fatalf("error %v, want a failure of step 1", err)
 	}

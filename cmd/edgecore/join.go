@@ -9,9 +9,10 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/clock"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
-	"github.com/kubeedge-windows/edgecore/internal/preflight"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
@@ -64,7 +65,7 @@ func hostSystem(host config.Host) join.System {
 	return join.System{
 		FS:       join.OSFS{},
 		Reach:    config.DialReach(reachTimeout),
-		Elevated: preflight.SystemProbes(host).Elevated,
+		Elevated: hostprobe.System().Elevated,
 		WriteConfig: func(path string, data []byte) error {
 			// The file holds the join token until the certificates are issued.
 			return config.WriteNewFile(path, data, 0o600, false)
@@ -76,6 +77,6 @@ func hostSystem(host config.Host) join.System {
 		RemoveToken: config.RemoveToken,
 		Protect:     protect.HostACLs(),
 		Services:    join.WindowsServices{},
-		Clock:       join.RealClock{},
+		Clock:       clock.Real{},
 	}
 }

@@ -1,3 +1,10 @@
+// Package join carries out `edgecore.exe join` and `edgecore.exe reset`.
+// Both are plans (package steps): ordered steps, each of which says in one
+// line what it does, makes its change, and knows how to take that change
+// back; a failed step undoes the ones done in reverse, and the error names
+// the step and the fix. Every effect on the host goes through the System
+// the caller passes, so the whole of join and reset, rollback included, is
+// tested with fakes on any build host.
 package join
 
 import (
@@ -16,6 +23,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -235,10 +243,10 @@ func (j *Join) directories() []string {
 }
 
 // Plan is the join as steps.
-func (j *Join) Plan() Plan {
+func (j *Join) Plan() steps.Plan {
 	hub := j.cfg.Modules.EdgeHub
 	cmdline, _ := j.svc.CommandLine() // checked in New
-	return Plan{Verb: "join", Steps: []Step{
+	return steps.Plan{Verb: "join", Steps: []steps.Step{
 		{
 			Name: stepValidate,
 			Description: fmt.Sprintf("node %s; check that cloudcore answers at %s (hub) and %s (certificates)%s",
@@ -308,7 +316,7 @@ func (j *Join) validate(_ context.Context, out io.Writer) error {
 		}
 	}
 	if len(errs) > 0 {
-		return WithFix(errors.Join(errs...),
+		return steps.WithFix(errors.Join(errs...),
 			"check that cloudcore runs (`kubectl -n kubeedge get pods` on the cloud side), that --cloudcore-ipport and --certport name its address and ports, "+
 				"and that the ports are open in the firewalls of both hosts")
 	}
@@ -317,7 +325,7 @@ func (j *Join) validate(_ context.Context, out io.Writer) error {
 	// runs without cloudStream.
 	if j.tunnelAddr != "" {
 		if err := j.sys.Reach(j.tunnelAddr); err != nil {
-			return WithFix(fmt.Errorf("cloudcore does not answer on its stream tunnel port %s (kubectl logs, exec and metrics go through it): %v", j.tunnelAddr, err),
+			return steps.WithFix(fmt.Errorf("cloudcore does not answer on its stream tunnel port %s (kubectl logs, exec and metrics go through it): %v", j.tunnelAddr, err),
 				config.TunnelFix)
 		}
 		fmt.Fprintf(out, "cloudcore's stream tunnel answers at %s\n", j.tunnelAddr)
@@ -348,11 +356,11 @@ func (j *Join) checkElevated(_ context.Context, out io.Writer) error {
 func checkElevated(sys System, verb string, out io.Writer) error {
 	ok, err := sys.Elevated()
 	if err != nil {
-		return WithFix(fmt.Errorf("cannot tell whether this process runs as Administrator: %w", err),
+		return steps.WithFix(fmt.Errorf("cannot tell whether this process runs as Administrator: %w", err),
 			"run "+verb+" on the Windows host, and there "+fixElevated)
 	}
 	if !ok {
-		return WithFix(fmt.Errorf("not running as Administrator, which %s needs to change services and files under C:\\", verb), fixElevated)
+		return steps.WithFix(fmt.Errorf("not running as Administrator, which %s needs to change services and files under C:\\", verb), fixElevated)
 	}
 	fmt.Fprintln(out, "running as Administrator")
 	return nil
@@ -383,7 +391,7 @@ func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 		}
 	}
 	if len(found) > 0 {
-		return WithFix(errors.Join(found...), fixResetFirst)
+		return steps.WithFix(errors.Join(found...), fixResetFirst)
 	}
 	fmt.Fprintln(out, "none found")
 	// Before the token is written: a directory, or a parent, that another
@@ -407,7 +415,7 @@ func (j *Join) createDirs(_ context.Context, out io.Writer) error {
 		}
 		for i := len(missing) - 1; i >= 0; i-- {
 			if err := j.sys.FS.Mkdir(missing[i]); err != nil {
-				return WithFix(fmt.Errorf("create %s: %w", missing[i], err),
+				return steps.WithFix(fmt.Errorf("create %s: %w", missing[i], err),
 					"make sure no file has that name and the drive is writable, then run join again")
 			}
 			j.created = append(j.created, missing[i])
@@ -458,7 +466,7 @@ func (j *Join) writeConfig(_ context.Context, out io.Writer) error {
 	j.wroteConfig = true
 	fmt.Fprintf(out, "wrote %s\n", j.o.ConfigFile)
 	if _, err := j.sys.LoadConfig(j.o.ConfigFile); err != nil {
-		return WithFix(err, "correct the --set value of the field named above, or leave it out to keep the default")
+		return steps.WithFix(err, "correct the --set value of the field named above, or leave it out to keep the default")
 	}
 	fmt.Fprintln(out, "it loads as edgecore will read it")
 	return nil
@@ -533,9 +541,9 @@ func (j *Join) installService(_ context.Context, out io.Writer) error {
 	warnings, err := j.sys.Services.Install(j.svc)
 	switch {
 	case errors.Is(err, service.ErrAlreadyInstalled):
-		return WithFix(err, fixResetFirst)
+		return steps.WithFix(err, fixResetFirst)
 	case errors.Is(err, service.ErrAccessDenied):
-		return WithFix(err, fixElevated)
+		return steps.WithFix(err, fixElevated)
 	case err != nil:
 		return err
 	}
@@ -551,7 +559,7 @@ func (j *Join) installService(_ context.Context, out io.Writer) error {
 		if cause := j.logCause(); cause != nil {
 			return cause
 		}
-		return WithFix(err, "the service stopped while starting: read "+j.o.LogFile+
+		return steps.WithFix(err, "the service stopped while starting: read "+j.o.LogFile+
 			", or run `"+config.ExecutableName(j.goos)+" --config "+j.o.ConfigFile+"` in a console to see the error")
 	}
 	fmt.Fprintln(out, "started")

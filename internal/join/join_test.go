@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -44,11 +45,11 @@ func mustContain(t *testing.T, what, text string, wants ...string) {
 	}
 }
 
-func stepError(t *testing.T, err error, index int) *StepError {
+func stepError(t *testing.T, err error, index int) *steps.StepError {
 	t.Helper()
-	var se *StepError
+	var se *steps.StepError
 	if !errors.As(err, &se) {
-		t.Fatalf("want a *StepError, got %v", err)
+		t.Fatalf("want a *steps.StepError, got %v", err)
 	}
 	if se.Index != index || se.Total != numJoinSteps {
 		t.Fatalf("failed at step %d/%d (%s), want step %d/%d:\n%v", se.Index, se.Total, se.Step, index, numJoinSteps, err)
@@ -646,11 +647,11 @@ func TestJoinTunnel(t *testing.T) {
 	if err == nil {
 		t.Fatal("joined a cloud whose stream tunnel does not answer")
 	}
-	var fe *fixError
-	if !errors.As(err, &fe) {
+	fix := steps.Fix(err)
+	if fix == "" {
 		t.Fatalf("%v carries no fix", err)
 	}
-	mustContain(t, "error", err.Error()+" "+fe.fix,
+	mustContain(t, "error", err.Error()+" "+fix,
 		"stream tunnel port 192.168.50.10:10004", "connection refused", "modules.cloudStream.enable: true", "--stream=false")
 
 	w = newWorld(t)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 // DefaultTimeout covers issuing the certificates and the first hub
@@ -107,7 +108,7 @@ func (o Options) validate() error {
 
 // validateStepError reports err as the failure of join's first step.
 func validateStepError(err error) error {
-	return &StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err}
+	return &steps.StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err}
 }
 
 // NewResetOptions are reset's defaults on host: the configuration in its

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 var optionsHost = config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.20.30.40", SystemDrive: "C:"}
@@ -75,7 +76,7 @@ func TestOptionsValidate(t *testing.T) {
 			o := valid()
 			tc.change(&o)
 			err := o.Validate()
-			var se *StepError
+			var se *steps.StepError
 			if !errors.As(err, &se) || se.Index != 1 || se.Step != stepValidate {
 				t.Fatalf("%v, want a failure of step 1", err)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -148,7 +149,7 @@ func newReset(o ResetOptions, sys System, out io.Writer) *reset {
 	}
 	switch {
 	case err != nil:
-		fmt.Fprintf(out, "Cannot read %s (%v); removing from the default locations.\n", o.ConfigFile, firstLine(err))
+		fmt.Fprintf(out, "Cannot read %s (%v); removing from the default locations.\n", o.ConfigFile, steps.FirstLine(err, steps.Cut))
 	default:
 		fmt.Fprintf(out, "No configuration at %s; removing from the default locations.\n", o.ConfigFile)
 	}
@@ -275,9 +276,9 @@ func (r *reset) emptyDirs() []string {
 
 const fixResetAgain = "then run reset again; it skips what is already gone"
 
-func (r *reset) plan() Plan {
+func (r *reset) plan() steps.Plan {
 	logDir := ospath.Dir(r.goos, r.o.LogFile)
-	steps := []Step{
+	list := []steps.Step{
 		{
 			Name:        stepElevated,
 			Description: "require a process started with \"Run as administrator\"",
@@ -300,7 +301,7 @@ func (r *reset) plan() Plan {
 		},
 	}
 	if !r.o.KeepData {
-		steps = append(steps, Step{
+		list = append(list, steps.Step{
 			Name:        "remove the database",
 			Description: r.describe(r.dbFiles()[:1]) + " (--keep-data keeps it)",
 			Do: func(_ context.Context, out io.Writer) error {
@@ -309,8 +310,8 @@ func (r *reset) plan() Plan {
 		})
 	}
 	backups := []string{r.layout.BackupDir, r.layout.UpgradeDir}
-	steps = append(steps,
-		Step{
+	list = append(list,
+		steps.Step{
 			// Backups hold copies of the configuration (with the join
 			// token) and of the database: leaving them would keep what
 			// reset just removed.
@@ -320,7 +321,7 @@ func (r *reset) plan() Plan {
 				return r.removeTrees(out, backups)
 			},
 		},
-		Step{
+		steps.Step{
 			Name:        "remove the logs",
 			Description: "remove " + logDir + " and everything in it",
 			Do: func(_ context.Context, out io.Writer) error {
@@ -333,22 +334,22 @@ func (r *reset) plan() Plan {
 		},
 	)
 	if r.o.Network != nil {
-		steps = append(steps, Step{
+		list = append(list, steps.Step{
 			Name:        "remove the pod network",
 			Description: r.o.Network.Describe(),
 			Do: func(ctx context.Context, out io.Writer) error {
-				return WithFix(r.o.Network.Remove(ctx, out), "run reset --network again once that is fixed; it skips what is already gone")
+				return steps.WithFix(r.o.Network.Remove(ctx, out), "run reset --network again once that is fixed; it skips what is already gone")
 			},
 		})
 	}
-	steps = append(steps,
-		Step{
+	list = append(list,
+		steps.Step{
 			Name:        "remove empty directories",
 			Description: "remove " + strings.Join(r.emptyDirs(), ", ") + " where empty",
 			Do:          r.removeEmptyDirs,
 		},
 	)
-	return Plan{Verb: "reset", Steps: steps}
+	return steps.Plan{Verb: "reset", Steps: list}
 }
 
 func (r *reset) removeService(_ context.Context, out io.Writer) error {
@@ -361,15 +362,15 @@ func (r *reset) removeService(_ context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "service %q is not installed\n", r.o.ServiceName)
 		return nil
 	case errors.Is(err, service.ErrAccessDenied):
-		return WithFix(err, fixElevated)
+		return steps.WithFix(err, fixElevated)
 	}
 	return err
 }
 
 // configStep removes the configuration, only when it was read as one and
 // lies inside the node's directories.
-func (r *reset) configStep() Step {
-	step := Step{Name: "remove the configuration"}
+func (r *reset) configStep() steps.Step {
+	step := steps.Step{Name: "remove the configuration"}
 	if !r.loaded {
 		ok, err := exists(r.sys.FS, r.o.ConfigFile)
 		if err != nil || ok {
@@ -442,7 +443,7 @@ func (r *reset) removeTrees(out io.Writer, dirs []string) error {
 		}
 	}
 	if len(errs) > 0 {
-		return WithFix(errors.Join(errs...), "close whatever holds the files open (an editor, a `Get-Content -Wait`), "+fixResetAgain)
+		return steps.WithFix(errors.Join(errs...), "close whatever holds the files open (an editor, a `Get-Content -Wait`), "+fixResetAgain)
 	}
 	return nil
 }
@@ -475,7 +476,7 @@ func (r *reset) removeFiles(out io.Writer, files []named) error {
 		}
 	}
 	if len(errs) > 0 {
-		return WithFix(errors.Join(errs...), "make sure edgecore is stopped (`edgecore.exe service status`) and nothing else holds the files open, "+fixResetAgain)
+		return steps.WithFix(errors.Join(errs...), "make sure edgecore is stopped (`edgecore.exe service status`) and nothing else holds the files open, "+fixResetAgain)
 	}
 	return nil
 }
@@ -502,7 +503,7 @@ func (r *reset) removeEmptyDirs(_ context.Context, out io.Writer) error {
 		}
 	}
 	if len(errs) > 0 {
-		return WithFix(errors.Join(errs...), fixResetAgain)
+		return steps.WithFix(errors.Join(errs...), fixResetAgain)
 	}
 	return nil
 }

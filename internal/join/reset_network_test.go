@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 const cniState = `C:\Program Files\containerd\edgecore-cni-config.json`
@@ -76,7 +78,7 @@ func TestResetNetworkFailureNamesTheStep(t *testing.T) {
 	o := w.resetOptions()
 	o.Network = &fakeNetwork{fs: w.fs, err: errors.New("the Host Networking Service (HNS) exists on Windows only")}
 	err := Reset(context.Background(), strings.NewReader(""), &bytes.Buffer{}, false, o, w.system())
-	var se *StepError
+	var se *steps.StepError
 	if !errors.As(err, &se) || se.Step != "remove the pod network" || !strings.Contains(se.Fix, "run reset --network again") {
 		t.Errorf("err = %v", err)
 	}

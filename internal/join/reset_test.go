@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -166,7 +167,7 @@ func TestResetFailureNamesTheStepAndCanBeRunAgain(t *testing.T) {
 	w.fs.failRemove[certFile] = errors.New("The process cannot access the file because it is being used by another process.")
 	var out bytes.Buffer
 	err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system())
-	var se *StepError
+	var se *steps.StepError
 	if !errors.As(err, &se) || se.Index != 4 || se.Total != 8 {
 		t.Fatalf("error %v", err)
 	}

@@ -1,12 +1,10 @@
 package join
 
 import (
-	"context"
-	"time"
-
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -33,7 +31,7 @@ type System struct {
 	// (protect.HostACLs).
 	Protect  protect.Host
 	Services Services
-	Clock    Clock
+	Clock    clock.Clock
 }
 
 // Services controls Windows services. Errors wrap the service package's
@@ -47,29 +45,6 @@ type Services interface {
 	// Uninstall stops the service, waits until it has stopped, and
 	// deletes it.
 	Uninstall(name string) error
-}
-
-// Clock is the time join waits by.
-type Clock interface {
-	Now() time.Time
-	// Sleep waits for d or until ctx is done, and then returns ctx.Err().
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
-// RealClock is the wall clock.
-type RealClock struct{}
-
-func (RealClock) Now() time.Time { return time.Now() }
-
-func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // WindowsServices is the host's service manager, with the service

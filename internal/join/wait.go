@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 // What upstream edgehub (KubeEdge v1.23) reports and join waits for. The
@@ -100,16 +101,16 @@ func klogMessage(line string) (byte, string) {
 func certFailure(msg string) error {
 	switch {
 	case strings.Contains(msg, logCAMismatch):
-		return WithFix(fmt.Errorf("the token does not belong to this cloudcore: its CA certificate hash differs (%s)", msg),
+		return steps.WithFix(fmt.Errorf("the token does not belong to this cloudcore: its CA certificate hash differs (%s)", msg),
 			"run `keadm gettoken` against the cluster of this cloudcore and join with its output")
 	case strings.Contains(msg, logTokenRejected), strings.Contains(msg, logUnauthorized):
-		return WithFix(fmt.Errorf("cloudcore rejected the token (%s)", msg),
+		return steps.WithFix(fmt.Errorf("cloudcore rejected the token (%s)", msg),
 			"the token is wrong or has expired (cloudcore renews it every 12 hours by default): run `keadm gettoken` on the cloud side and join with the new token")
 	case strings.Contains(msg, logCAUnavailable):
-		return WithFix(fmt.Errorf("edgecore could not fetch the CA certificate from cloudcore (%s)", msg),
+		return steps.WithFix(fmt.Errorf("edgecore could not fetch the CA certificate from cloudcore (%s)", msg),
 			"check --certport and that cloudcore's certificate port is open in the firewalls of both hosts")
 	}
-	return WithFix(fmt.Errorf("edgecore could not get the node certificates (%s)", msg),
+	return steps.WithFix(fmt.Errorf("edgecore could not get the node certificates (%s)", msg),
 		"correct what the message names, then run join again")
 }
 
@@ -219,7 +220,7 @@ func (j *Join) wait(ctx context.Context, out io.Writer) error {
 				now.Sub(start).Round(time.Second), j.o.Timeout)
 		}
 		if err := clock.Sleep(ctx, pollInterval); err != nil {
-			return WithFix(fmt.Errorf("interrupted while waiting: %w", err), "run the same join command again")
+			return steps.WithFix(fmt.Errorf("interrupted while waiting: %w", err), "run the same join command again")
 		}
 	}
 }
@@ -272,7 +273,7 @@ func (j *Join) timedOut(certs, tokenOK bool, tokenErr error, log *logWatch) erro
 	if log.lastError != "" && log.lastError != log.lastConnectErr {
 		missing = append(missing, "the last error edgecore logged: "+log.lastError)
 	}
-	return WithFix(fmt.Errorf("not ready after %v: %s", j.o.Timeout, strings.Join(missing, "; ")),
+	return steps.WithFix(fmt.Errorf("not ready after %v: %s", j.o.Timeout, strings.Join(missing, "; ")),
 		fmt.Sprintf("check that this host reaches cloudcore at %s, read %s, and run join again (a longer --timeout helps on a slow link)",
 			j.hubAddr, j.o.LogFile))
 }

@@ -1,9 +1,10 @@
 package join
 
 import (
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 func TestLogWatchReadsLinesSplitAcrossReads(t *testing.T) {
@@ -51,13 +52,13 @@ func TestCertificateFailuresAreExplained(t *testing.T) {
 			"could not get the node certificates (failed to apply the edge certs, err: failed to save the CA certificate", "correct what the message names"},
 	} {
 		err := (&logWatch{}).feed([]byte(tc.line))
-		var f *fixError
-		if err == nil || !errors.As(err, &f) {
+		fix := steps.Fix(err)
+		if err == nil || fix == "" {
 			t.Errorf("%s: no explained failure: %v", tc.line, err)
 			continue
 		}
-		if !strings.Contains(err.Error(), tc.says) || !strings.Contains(f.fix, tc.fix) {
-			t.Errorf("%s:\n got %v (fix: %s)\nwant %q and fix %q", tc.line, err, f.fix, tc.says, tc.fix)
+		if !strings.Contains(err.Error(), tc.says) || !strings.Contains(fix, tc.fix) {
+			t.Errorf("%s:\n got %v (fix: %s)\nwant %q and fix %q", tc.line, err, fix, tc.says, tc.fix)
 		}
 		if strings.HasPrefix(strings.TrimPrefix(err.Error(), tc.says+" ("), "F0102") {
 			t.Errorf("klog header kept in the message: %v", err)

@@ -30,7 +30,7 @@ import (
 	"github.com/kubeedge/kubeedge/pkg/util/fsm"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/preflight"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -73,7 +73,7 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 		InService:  service.IsWindowsService,
 		Fetch:      upgrade.Fetcher{}.Fetch,
 		Context:    func() context.Context { return ctx },
-		FreeDisk:   preflight.SystemProbes(host).FreeDisk,
+		FreeDisk:   hostprobe.System().FreeDisk,
 		CheckItems: upstreamCheckItems,
 		Send:       sendTaskReport(nodeName),
 		Logf:       klog.Infof,

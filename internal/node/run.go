@@ -21,9 +21,9 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/envcheck"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 	"github.com/kubeedge-windows/edgecore/internal/modules"
-	"github.com/kubeedge-windows/edgecore/internal/preflight"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
@@ -86,12 +86,15 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	if ed := cfg.Modules.Edged; ed != nil && ed.Enable && ed.TailoredKubeletConfig != nil {
+		// Only the CRI probe, taken once: the wait polls every few
+		// seconds and needs nothing else of the host.
+		cri := hostprobe.System().CRI
 		probe := func(ctx context.Context, endpoint string) error {
 			// A runtime that accepts the connection but never answers
 			// counts as not there yet.
 			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			_, err := preflight.SystemProbes(host).CRI(ctx, endpoint)
+			_, err := cri(ctx, endpoint)
 			return err
 		}
 		if err := waitForRuntime(ctx, ed.TailoredKubeletConfig.ContainerRuntimeEndpoint, probe, runtimePollInterval, runtimeLogInterval); err != nil {

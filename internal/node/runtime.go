@@ -8,7 +8,7 @@ import (
 )
 
 // runtimeProbe asks the container runtime at an endpoint whether it
-// answers (preflight's CRI probe in production).
+// answers (hostprobe's CRI probe in production).
 type runtimeProbe func(ctx context.Context, endpoint string) error
 
 // Timing of the wait for the runtime.

@@ -12,6 +12,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 // Options are the inputs of cni-config, with the host's facts filled in
@@ -76,10 +77,10 @@ func Configure(out io.Writer, o Options, env Env) error {
 		return nil
 	}
 	if err := r.apply(); err != nil {
-		fmt.Fprintf(out, "cni-config failed: %v\n", firstLine(err))
+		fmt.Fprintf(out, "cni-config failed: %v\n", steps.FirstLine(err, ""))
 		if len(r.undo) > 0 {
 			fmt.Fprintln(out, "Undoing what this run changed:")
-			if uerr := r.undo.run(out); uerr != nil {
+			if uerr := r.undo.Run(out); uerr != nil {
 				return fmt.Errorf("%w; and undoing it failed: %v", err, uerr)
 			}
 		}
@@ -103,7 +104,7 @@ type run struct {
 	prev        State
 	prevRaw     []byte
 	state       State
-	undo        undos
+	undo        steps.Undos
 	backup      string
 }
 
@@ -217,13 +218,13 @@ func (r *run) apply() error {
 		if err := fsys.WriteFile(o.Output, r.conf); err != nil {
 			return fmt.Errorf("write %s: %w", o.Output, err)
 		}
-		r.undo.push("restore "+o.Output, restore(fsys, o.Output, r.oldConf))
+		r.undo.Push("restore "+o.Output, restore(fsys, o.Output, r.oldConf))
 	}
 	if st := r.state.encode(); !bytes.Equal(st, r.prevRaw) {
 		if err := fsys.WriteFile(o.StateFile, st); err != nil {
 			return fmt.Errorf("record the network in %s: %w", o.StateFile, err)
 		}
-		r.undo.push("restore "+o.StateFile, restore(fsys, o.StateFile, r.prevRaw))
+		r.undo.Push("restore "+o.StateFile, restore(fsys, o.StateFile, r.prevRaw))
 	}
 	if c := r.ctrd; c != nil && len(c.changes) > 0 {
 		r.backup = c.path + "." + r.env.Now().Format("20060102-150405") + ".bak"
@@ -231,11 +232,11 @@ func (r *run) apply() error {
 			return fmt.Errorf("save a copy of %s: %w", c.path, err)
 		}
 		backup := r.backup
-		r.undo.push("remove "+backup, func() error { return fsys.Remove(backup) })
+		r.undo.Push("remove "+backup, func() error { return fsys.Remove(backup) })
 		if err := fsys.WriteFile(c.path, c.after); err != nil {
 			return fmt.Errorf("write %s: %w", c.path, err)
 		}
-		r.undo.push("restore "+c.path, restore(fsys, c.path, c.before))
+		r.undo.Push("restore "+c.path, restore(fsys, c.path, c.before))
 	}
 	return nil
 }
@@ -314,9 +315,4 @@ func (r *run) printDone() {
 	if r.confChanged || r.ctrd != nil && len(r.ctrd.changes) > 0 {
 		fmt.Fprintln(out, "Restart containerd to load it: Restart-Service containerd")
 	}
-}
-
-func firstLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
 }

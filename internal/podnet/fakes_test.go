@@ -16,15 +16,15 @@ import (
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
 
-// steps counts the changes a run makes, in HNS and on disk, and fails the
+// changes counts the changes a run makes, in HNS and on disk, and fails the
 // one numbered failAt (1-based), once: the tests fail each step in turn to
 // prove that the steps before it are undone.
-type steps struct {
+type changes struct {
 	n, failAt int
 	log       []string
 }
 
-func (s *steps) change(what string) error {
+func (s *changes) change(what string) error {
 	s.n++
 	s.log = append(s.log, what)
 	if s.n == s.failAt {
@@ -36,7 +36,7 @@ func (s *steps) change(what string) error {
 // fakeHNS is a recording HNS: networks and endpoints by name, forwarding by
 // address.
 type fakeHNS struct {
-	steps      *steps
+	steps      *changes
 	networks   map[string]*hns.Network
 	endpoints  map[string]*hns.Endpoint
 	attached   map[string]bool
@@ -45,7 +45,7 @@ type fakeHNS struct {
 	calls      []string
 }
 
-func newFakeHNS(s *steps) *fakeHNS {
+func newFakeHNS(s *changes) *fakeHNS {
 	return &fakeHNS{steps: s, networks: map[string]*hns.Network{}, endpoints: map[string]*hns.Endpoint{},
 		attached: map[string]bool{}, forwarding: map[netip.Addr]bool{}}
 }
@@ -162,7 +162,7 @@ func (f *fakeHNS) mutations() []string {
 // stepFS is the real file system, with writes counted as steps.
 type stepFS struct {
 	OSFS
-	steps *steps
+	steps *changes
 }
 
 func (f stepFS) WriteFile(path string, data []byte) error {
@@ -177,14 +177,14 @@ func (f stepFS) WriteFile(path string, data []byte) error {
 // config.toml, and the Upstream-ToR notes' adapters.
 type host struct {
 	dir   string
-	steps *steps
+	steps *changes
 	hns   *fakeHNS
 	toml  []byte
 }
 
 func newHost(t *testing.T) *host {
 	t.Helper()
-	h := &host{dir: t.TempDir(), steps: &steps{}}
+	h := &host{dir: t.TempDir(), steps: &changes{}}
 	h.hns = newFakeHNS(h.steps)
 	var err error
 	h.toml, err = os.ReadFile("../../config/containerd/testdata/containerd-1.7.25-windows-default.toml")

@@ -1,41 +1,15 @@
 package podnet
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"strings"
 
 	"github.com/kubeedge-windows/edgecore/config/cni"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
-
-// undos are the ways back from what a run has done so far, run in reverse
-// when a later step fails.
-type undos []undo
-
-type undo struct {
-	what string
-	do   func() error
-}
-
-func (u *undos) push(what string, do func() error) { *u = append(*u, undo{what, do}) }
-
-// run undoes everything, newest first, and says what it undid and what it
-// could not.
-func (u undos) run(out io.Writer) error {
-	var errs []error
-	for i := len(u) - 1; i >= 0; i-- {
-		if err := u[i].do(); err != nil {
-			fmt.Fprintf(out, "could not undo: %s: %v\n", u[i].what, err)
-			errs = append(errs, fmt.Errorf("%s: %w", u[i].what, err))
-			continue
-		}
-		fmt.Fprintf(out, "undone: %s\n", u[i].what)
-	}
-	return errors.Join(errs...)
-}
 
 // fixNotOurs is the way out when a network of the name is not one
 // cni-config can reuse.
@@ -78,7 +52,7 @@ func checkNetwork(n *hns.Network, p cni.L2BridgePlan) error {
 // ensureL2Bridge creates or reuses the network and its host endpoint,
 // attaches the endpoint to the host and turns forwarding on. What it
 // creates is recorded in st and registers its undo in u.
-func ensureL2Bridge(out io.Writer, h HNS, p cni.L2BridgePlan, prev State, st *State, u *undos) error {
+func ensureL2Bridge(out io.Writer, h HNS, p cni.L2BridgePlan, prev State, st *State, u *steps.Undos) error {
 	n, err := h.NetworkByName(p.NetworkName)
 	if err != nil {
 		return err
@@ -98,7 +72,7 @@ func ensureL2Bridge(out io.Writer, h HNS, p cni.L2BridgePlan, prev State, st *St
 		if n != nil {
 			// Also when the network came up badly: it is ours to remove.
 			id := n.ID
-			u.push(fmt.Sprintf("remove HNS network %q", p.NetworkName), func() error { return h.DeleteNetwork(id) })
+			u.Push(fmt.Sprintf("remove HNS network %q", p.NetworkName), func() error { return h.DeleteNetwork(id) })
 		}
 		if err != nil {
 			return err
@@ -126,7 +100,7 @@ func ensureL2Bridge(out io.Writer, h HNS, p cni.L2BridgePlan, prev State, st *St
 			return err
 		}
 		id := e.ID
-		u.push(fmt.Sprintf("remove HNS endpoint %q", p.EndpointName), func() error { return h.DeleteEndpoint(id) })
+		u.Push(fmt.Sprintf("remove HNS endpoint %q", p.EndpointName), func() error { return h.DeleteEndpoint(id) })
 		created = true
 	}
 	st.Endpoint = &Object{Name: e.Name, ID: e.ID, IP: e.IP.String(), Created: created || owned(prev.Endpoint, e.ID)}

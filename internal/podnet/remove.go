@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
 
@@ -33,7 +34,7 @@ func (r Remover) Describe() string {
 	st, ok, err := ReadState(r.FS, r.StateFile)
 	switch {
 	case err != nil:
-		return "remove the pod network cni-config created (its record cannot be read: " + firstLine(err) + ")"
+		return "remove the pod network cni-config created (its record cannot be read: " + steps.FirstLine(err, "") + ")"
 	case !ok || st.Network == nil:
 		return "remove the pod network cni-config created (" + r.StateFile + " records none)"
 	}

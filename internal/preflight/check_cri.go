@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 )
 
 const (
 	nameCRI        = "containerd CRI"
 	nameCRINetwork = "CRI network"
 )
-
-// ErrCRIv1Unsupported is returned by a CRI probe when the runtime answers
-// but does not serve CRI v1, which edged speaks.
-var ErrCRIv1Unsupported = errors.New("the runtime does not serve CRI v1 (runtime.v1.RuntimeService)")
 
 func checkCRI(ctx context.Context, cfg Config, p Probes) []Row {
 	if p.CRI == nil {
@@ -32,7 +30,7 @@ func checkCRI(ctx context.Context, cfg Config, p Probes) []Row {
 	st, err := p.CRI(ctx, cfg.CRIEndpoint)
 	if err != nil {
 		fix := "start containerd (Start-Service containerd) and check that modules.edged.containerRuntimeEndpoint is its address"
-		if errors.Is(err, ErrCRIv1Unsupported) {
+		if errors.Is(err, hostprobe.ErrCRIv1Unsupported) {
 			fix = "upgrade containerd to 1.6 or later; edged speaks CRI v1 only"
 		}
 		return []Row{
@@ -59,16 +57,16 @@ func checkCRI(ctx context.Context, cfg Config, p Probes) []Row {
 	return rows
 }
 
-func condition(st CRIStatus, typ string) (CRICondition, bool) {
+func condition(st hostprobe.CRIStatus, typ string) (hostprobe.CRICondition, bool) {
 	for _, c := range st.Conditions {
 		if c.Type == typ {
 			return c, true
 		}
 	}
-	return CRICondition{}, false
+	return hostprobe.CRICondition{}, false
 }
 
-func describe(c CRICondition, ok bool, typ string) string {
+func describe(c hostprobe.CRICondition, ok bool, typ string) string {
 	if !ok {
 		return typ + " is not reported"
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
@@ -26,17 +27,19 @@ func TestChecks(t *testing.T) {
 		check  string
 		want   []Row
 	}{
-		{"Server 2019", func(h *host, c *Config) { h.version = WindowsVersion{Build: 17763, UBR: 5458} }, nameBuild,
+		{"Server 2019", func(h *host, c *Config) { h.version = hostprobe.WindowsVersion{Build: 17763, UBR: 5458} }, nameBuild,
 			[]Row{pass(nameBuild, "build 17763.5458 (Windows Server 2019): pods need images tagged ltsc2019, e.g. mcr.microsoft.com/windows/nanoserver:ltsc2019")}},
 		{"Server 2016", func(h *host, c *Config) {
-			h.version = WindowsVersion{ProductName: "Windows Server 2016 Standard", Build: 14393}
+			h.version = hostprobe.WindowsVersion{ProductName: "Windows Server 2016 Standard", Build: 14393}
 		}, nameBuild,
 			[]Row{fail(nameBuild, "Windows Server 2016 Standard, build 14393 is older than Windows Server 2019 (build 17763)",
 				"install Windows Server 2019 or 2022; containerd and edged do not run on older builds")}},
-		{"client build", func(h *host, c *Config) { h.version = WindowsVersion{ProductName: "Windows 10 Pro", Build: 19045} }, nameBuild,
+		{"client build", func(h *host, c *Config) {
+			h.version = hostprobe.WindowsVersion{ProductName: "Windows 10 Pro", Build: 19045}
+		}, nameBuild,
 			[]Row{warn(nameBuild, "Windows 10 Pro, build 19045 has no LTSC container base image; process-isolated pods need images built for 10.0.19045",
 				"use Windows Server 2019 (17763) or 2022 (20348), whose images are tagged ltsc2019 and ltsc2022")}},
-		{"Server 2025", func(h *host, c *Config) { h.version = WindowsVersion{Build: 26100} }, nameBuild,
+		{"Server 2025", func(h *host, c *Config) { h.version = hostprobe.WindowsVersion{Build: 26100} }, nameBuild,
 			[]Row{warn(nameBuild, "build 26100 (Windows Server 2025): pods need images tagged ltsc2025, e.g. mcr.microsoft.com/windows/nanoserver:ltsc2025; this Windows version is not yet tested with edgecore for Windows", "")}},
 		{"build unreadable", func(h *host, c *Config) {
 			h.versionEr = errors.New("not supported on linux: run preflight on the Windows host")
@@ -83,13 +86,13 @@ func TestChecks(t *testing.T) {
 		}, nameCRI,
 			[]Row{fail(nameCRI, `npipe://./pipe/containerd-containerd: cannot connect: open \\.\pipe\containerd-containerd: The system cannot find the file specified.`,
 				"start containerd (Start-Service containerd) and check that modules.edged.containerRuntimeEndpoint is its address")}},
-		{"containerd without CRI v1", func(h *host, c *Config) { h.criErr = ErrCRIv1Unsupported }, nameCRI,
+		{"containerd without CRI v1", func(h *host, c *Config) { h.criErr = hostprobe.ErrCRIv1Unsupported }, nameCRI,
 			[]Row{fail(nameCRI, "npipe://./pipe/containerd-containerd: the runtime does not serve CRI v1 (runtime.v1.RuntimeService)",
 				"upgrade containerd to 1.6 or later; edged speaks CRI v1 only")}},
 		{"no runtime endpoint", func(h *host, c *Config) { c.CRIEndpoint = "" }, nameCRI,
 			[]Row{fail(nameCRI, "modules.edged.containerRuntimeEndpoint is empty", "set it to containerd's pipe: npipe://./pipe/containerd-containerd")}},
 		{"CNI not initialized", func(h *host, c *Config) {
-			h.cri.Conditions[1] = CRICondition{Type: "NetworkReady", Reason: "NetworkPluginNotReady", Message: "Network plugin returns error: cni plugin not initialized"}
+			h.cri.Conditions[1] = hostprobe.CRICondition{Type: "NetworkReady", Reason: "NetworkPluginNotReady", Message: "Network plugin returns error: cni plugin not initialized"}
 		}, nameCRINetwork,
 			[]Row{fail(nameCRINetwork, "NetworkReady is false: NetworkPluginNotReady: Network plugin returns error: cni plugin not initialized (containerd found no usable CNI config or plugin)",
 				"write the CNI config with edgecore.exe cni-config, then Restart-Service containerd")}},

@@ -11,6 +11,7 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
@@ -26,7 +27,7 @@ const goodCNI = `{
 // host is a fake Windows host; healthyHost passes every check, and each
 // test changes the one fact it is about.
 type host struct {
-	version   WindowsVersion
+	version   hostprobe.WindowsVersion
 	versionEr error
 	features  bool
 	elevated  bool
@@ -34,7 +35,7 @@ type host struct {
 	free      uint64
 	size      uint64
 	existing  map[string]bool
-	cri       CRIStatus
+	cri       hostprobe.CRIStatus
 	criErr    error
 	files     map[string]string // path -> content; dirs are derived
 	platforms []Platform
@@ -69,7 +70,7 @@ func cloudEndpoints(protocol, server, httpServer string) []Endpoint {
 
 func healthyHost() *host {
 	return &host{
-		version:  WindowsVersion{ProductName: "Windows Server 2022 Datacenter", Build: 20348, UBR: 2227},
+		version:  hostprobe.WindowsVersion{ProductName: "Windows Server 2022 Datacenter", Build: 20348, UBR: 2227},
 		features: true,
 		elevated: true,
 		procs: []proc.Process{
@@ -79,8 +80,8 @@ func healthyHost() *host {
 		free:     40 * GiB,
 		size:     100 * GiB,
 		existing: map[string]bool{`C:\`: true, `C:\var`: true, `C:\var\lib`: true, `C:\var\lib\kubelet`: true},
-		cri: CRIStatus{RuntimeName: "containerd", RuntimeVersion: "v1.7.13", RuntimeAPIVersion: "v1",
-			Conditions: []CRICondition{{Type: "RuntimeReady", Status: true}, {Type: "NetworkReady", Status: true}}},
+		cri: hostprobe.CRIStatus{RuntimeName: "containerd", RuntimeVersion: "v1.7.13", RuntimeAPIVersion: "v1",
+			Conditions: []hostprobe.CRICondition{{Type: "RuntimeReady", Status: true}, {Type: "NetworkReady", Status: true}}},
 		files: map[string]string{
 			`C:\Program Files\containerd\cni\conf\0-containerd-nat.conf`: goodCNI,
 			`C:\Program Files\containerd\cni\bin\nat.exe`:                "MZ",
@@ -101,7 +102,7 @@ func (h *host) probes() Probes {
 	return Probes{
 		// A host where none of the node's directories exists yet.
 		Protect:           aclHost(nil),
-		WindowsVersion:    func() (WindowsVersion, error) { return h.version, h.versionEr },
+		WindowsVersion:    func() (hostprobe.WindowsVersion, error) { return h.version, h.versionEr },
 		ContainersFeature: func() (bool, error) { return h.features, nil },
 		Elevated:          func() (bool, error) { return h.elevated, nil },
 		Processes:         func() ([]proc.Process, error) { return h.procs, nil },
@@ -118,9 +119,9 @@ func (h *host) probes() Probes {
 			return h.size, nil
 		},
 		Exists: func(path string) (bool, error) { return h.existing[path], nil },
-		CRI: func(ctx context.Context, endpoint string) (CRIStatus, error) {
+		CRI: func(ctx context.Context, endpoint string) (hostprobe.CRIStatus, error) {
 			if _, ok := ctx.Deadline(); !ok {
-				return CRIStatus{}, errors.New("called without a deadline")
+				return hostprobe.CRIStatus{}, errors.New("called without a deadline")
 			}
 			return h.cri, h.criErr
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
@@ -11,7 +12,7 @@ import (
 // Probes gather the facts the checks judge. A nil probe gives a WARN row
 // saying the check was not made. SystemProbes returns the real ones.
 type Probes struct {
-	WindowsVersion    func() (WindowsVersion, error)
+	WindowsVersion    func() (hostprobe.WindowsVersion, error)
 	ContainersFeature func() (bool, error)
 	Elevated          func() (bool, error)
 	// Processes lists running processes (proc.List); a process whose name
@@ -25,7 +26,7 @@ type Probes struct {
 	// Exists reports whether a file or directory exists.
 	Exists func(path string) (bool, error)
 	// CRI asks the runtime at endpoint for Version and Status.
-	CRI func(ctx context.Context, endpoint string) (CRIStatus, error)
+	CRI func(ctx context.Context, endpoint string) (hostprobe.CRIStatus, error)
 	// ReadDir lists the names of the files in dir.
 	ReadDir  func(dir string) ([]string, error)
 	ReadFile func(path string) ([]byte, error)
@@ -45,31 +46,6 @@ type Probes struct {
 	// Protect reads the owners and ACLs of the node's files
 	// (protect.HostACLs); preflight never changes them.
 	Protect *protect.Host
-}
-
-// WindowsVersion is read from HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion.
-type WindowsVersion struct {
-	ProductName string
-	Build       int
-	// UBR is the update revision, the number after the dot in 17763.5458.
-	UBR int
-}
-
-// CRIStatus is what the runtime answered.
-type CRIStatus struct {
-	RuntimeName       string
-	RuntimeVersion    string
-	RuntimeAPIVersion string
-	Conditions        []CRICondition
-}
-
-// CRICondition is one of the runtime's Status conditions, e.g.
-// RuntimeReady or NetworkReady.
-type CRICondition struct {
-	Type    string
-	Status  bool
-	Reason  string
-	Message string
 }
 
 // Platform is one entry of an image index, or the platform of a single

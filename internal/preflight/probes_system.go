@@ -5,24 +5,27 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
 // SystemProbes are the probes of the running host, whose facts host holds
-// (config.CurrentHost). ImagePlatforms asks the image's registry over HTTPS.
+// (config.CurrentHost): hostprobe's, and those only preflight asks.
+// ImagePlatforms asks the image's registry over HTTPS.
 func SystemProbes(host config.Host) Probes {
 	acls := protect.HostACLs()
+	hp := hostprobe.System()
 	return Probes{
 		Protect:           &acls,
-		WindowsVersion:    windowsVersion,
-		ContainersFeature: containersFeature,
-		Elevated:          elevated,
+		WindowsVersion:    hp.WindowsVersion,
+		ContainersFeature: hp.ContainersFeature,
+		Elevated:          hp.Elevated,
 		Processes:         proc.List,
-		FreeDisk:          freeDisk,
-		DiskSize:          diskSize,
+		FreeDisk:          hp.FreeDisk,
+		DiskSize:          hp.DiskSize,
 		Exists:            exists,
-		CRI:               criStatus,
+		CRI:               hp.CRI,
 		ReadDir:           readDirNames,
 		ReadFile:          os.ReadFile,
 		ImagePlatforms:    (&registryClient{}).platforms,

@@ -7,11 +7,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
-
-// indent puts a step's details under its "[i/n] " title.
-const indent = "      "
 
 // beatEvery is how often a driver that is waiting refreshes its
 // heartbeat; well inside staleAfter.
@@ -150,7 +148,7 @@ const upgradeSteps = 5
 
 func (d *driver) upgrade(ctx context.Context) Result {
 	e, j := d.e, d.j
-	d.step(1, upgradeSteps, "stop the service "+j.Service)
+	steps.Title(d.out, 1, upgradeSteps, "stop the service "+j.Service)
 	if err := d.phase(PhaseStop); err != nil {
 		return d.abort(err.Error())
 	}
@@ -159,7 +157,7 @@ func (d *driver) upgrade(ctx context.Context) Result {
 	}
 	d.printf("stopped\n")
 
-	d.step(2, upgradeSteps, fmt.Sprintf("back up %s, %s and %s to %s", j.Executable, j.ConfigFile, j.DataSource, j.Backup))
+	steps.Title(d.out, 2, upgradeSteps, fmt.Sprintf("back up %s, %s and %s to %s", j.Executable, j.ConfigFile, j.DataSource, j.Backup))
 	if err := d.phase(PhaseBackup); err != nil {
 		return d.abort(err.Error())
 	}
@@ -167,7 +165,7 @@ func (d *driver) upgrade(ctx context.Context) Result {
 		return d.abort(err.Error())
 	}
 
-	d.step(3, upgradeSteps, fmt.Sprintf("replace %s with %s", j.Executable, j.To))
+	steps.Title(d.out, 3, upgradeSteps, fmt.Sprintf("replace %s with %s", j.Executable, j.To))
 	if err := d.phase(PhaseSwap); err != nil {
 		return d.rollback(err.Error())
 	}
@@ -179,7 +177,7 @@ func (d *driver) upgrade(ctx context.Context) Result {
 	if err := d.startAndGate(ctx, 4, upgradeSteps); err != nil {
 		return d.rollback(err.Error())
 	}
-	d.step(5, upgradeSteps, "clean up")
+	steps.Title(d.out, 5, upgradeSteps, "clean up")
 	return d.finish(OutcomeSuccess, "")
 }
 
@@ -187,7 +185,7 @@ func (d *driver) upgrade(ctx context.Context) Result {
 // health gate.
 func (d *driver) startAndGate(ctx context.Context, i, n int) error {
 	e, j := d.e, d.j
-	d.step(i, n, fmt.Sprintf("start the service %s and wait up to %v for it to keep running, the hub to connect and the node to be Ready",
+	steps.Title(d.out, i, n, fmt.Sprintf("start the service %s and wait up to %v for it to keep running, the hub to connect and the node to be Ready",
 		j.Service, time.Duration(j.Timeout)))
 	j.GateStart = e.Clock.Now().UTC()
 	if err := d.phase(PhaseStart); err != nil {
@@ -242,7 +240,7 @@ func (d *driver) rollback(reason string) Result {
 	}
 	ctx := context.Background()
 
-	d.step(1, rollbackSteps, "stop the service "+j.Service)
+	steps.Title(d.out, 1, rollbackSteps, "stop the service "+j.Service)
 	if err := d.phase(PhaseRollbackStop); err != nil {
 		return fail("stop", err)
 	}
@@ -251,7 +249,7 @@ func (d *driver) rollback(reason string) Result {
 	}
 	d.printf("stopped\n")
 
-	d.step(2, rollbackSteps, fmt.Sprintf("restore %s, %s and %s from %s", j.Executable, j.ConfigFile, j.DataSource, j.Backup))
+	steps.Title(d.out, 2, rollbackSteps, fmt.Sprintf("restore %s, %s and %s from %s", j.Executable, j.ConfigFile, j.DataSource, j.Backup))
 	if err := d.phase(PhaseRestore); err != nil {
 		return fail("restore", err)
 	}
@@ -285,7 +283,7 @@ func (d *driver) rollback(reason string) Result {
 		e.sleep(ctx, 2*time.Second)
 	}
 
-	d.step(3, rollbackSteps, fmt.Sprintf("start the service %s on %s and check that it keeps running", j.Service, target))
+	steps.Title(d.out, 3, rollbackSteps, fmt.Sprintf("start the service %s on %s and check that it keeps running", j.Service, target))
 	j.GateStart = e.Clock.Now().UTC()
 	if err := d.phase(PhaseRollbackStart); err != nil {
 		return fail("start", err)
@@ -348,37 +346,12 @@ func (d *driver) beat() {
 	}
 }
 
-func (d *driver) step(i, n int, title string) {
-	fmt.Fprintf(d.out, "[%d/%d] %s\n", i, n, title)
-}
-
 func (d *driver) printf(format string, args ...any) {
-	fmt.Fprintf(d.out, indent+format, args...)
+	fmt.Fprintf(d.out, steps.Indent+format, args...)
 }
 
 // detail is a writer whose lines appear under the current step.
-func (d *driver) detail() io.Writer { return &indented{w: d.out} }
-
-type indented struct {
-	w   io.Writer
-	mid bool
-}
-
-func (p *indented) Write(b []byte) (int, error) {
-	var out []byte
-	for _, c := range b {
-		if !p.mid {
-			out = append(out, indent...)
-			p.mid = true
-		}
-		out = append(out, c)
-		if c == '\n' {
-			p.mid = false
-		}
-	}
-	_, err := p.w.Write(out)
-	return len(b), err
-}
+func (d *driver) detail() io.Writer { return steps.Indented(d.out) }
 
 // stoppedErr describes a service that is not running where it should be.
 func stoppedErr(st service.Status) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/release"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -98,7 +99,7 @@ func Upgrade(ctx context.Context, out io.Writer, e Env, f Facts, o UpgradeOption
 	res.From = in.Version
 	fmt.Fprintf(out, "The service %s runs %s %s with %s\n", in.Service, in.Executable, orUnknown(in), in.ConfigFile)
 	fmt.Fprintf(out, "Checking %s\n", o.Package)
-	st, err := stagePackage(e, o.Package, o.SHA256, release.Target{OS: e.GOOS, Arch: f.Arch, Installed: in.Version, AllowDowngrade: o.AllowDowngrade}, nil, &indented{w: out})
+	st, err := stagePackage(e, o.Package, o.SHA256, release.Target{OS: e.GOOS, Arch: f.Arch, Installed: in.Version, AllowDowngrade: o.AllowDowngrade}, nil, steps.Indented(out))
 	var same *release.ErrSameVersion
 	switch {
 	case errors.As(err, &same):

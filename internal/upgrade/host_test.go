@@ -23,7 +23,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -130,7 +130,7 @@ func realEnv(t *testing.T) (Env, string) {
 		*f = filepath.Join(root, *f)
 	}
 	return Env{
-		GOOS: "linux", Paths: p, FS: OSFS{}, Clock: join.RealClock{},
+		GOOS: "linux", Paths: p, FS: OSFS{}, Clock: clock.Real{},
 		Restrict: func(string) error { return nil }, PID: os.Getpid(), Version: "v0.1.0",
 	}, root
 }

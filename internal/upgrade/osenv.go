@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
@@ -31,7 +31,7 @@ func HostEnv(host config.Host) Env {
 		Paths:    NewPaths(config.NewLayout(host)),
 		FS:       OSFS{},
 		Services: hostServices{},
-		Clock:    join.RealClock{},
+		Clock:    clock.Real{},
 		Restrict: func(dir string) error { return acl.ApplyTree(dir, acl.DirectorySDDL) },
 		Spawn:    spawnDetached,
 		Alive:    processAlive,

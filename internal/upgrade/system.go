@@ -23,7 +23,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
-	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -72,7 +72,7 @@ type Env struct {
 	FS    FS
 	// Services controls the edgecore service.
 	Services Services
-	Clock    join.Clock
+	Clock    clock.Clock
 	// Restrict gives a directory tree the ACL of C:\etc\kubeedge
 	// (acl.ApplyTree with acl.DirectorySDDL).
 	Restrict func(dir string) error

@@ -1,12 +1,11 @@
-// Package join carries out `edgecore.exe join` and `edgecore.exe reset`.
-// Both are plans: ordered steps, each of which says in one line what it
-// does, makes its change, and knows how to take that change back. A plan
-// runs its steps in order and prints each as it starts; when one fails, the
-// steps already done (and the failed one's partial work) are undone in
-// reverse, and the error names the step and the fix. Every effect on the
-// host goes through the System the caller passes, so the whole of join and
-// reset, rollback included, is tested with fakes on any build host.
-package join
+// Package steps runs changes to a host as ordered steps that can be taken
+// back. A Plan names each step, prints it as it starts (or, for --dry-run,
+// prints them all and runs none) and, when one fails, undoes the failed
+// step and those done before it in reverse; Undos is the same way back for
+// a run that records each undo as it makes the change. join, reset,
+// cni-config and upgrade share this package so that their progress lines,
+// their indented details and their rollback read alike.
+package steps
 
 import (
 	"context"
@@ -39,10 +38,6 @@ type Plan struct {
 	Steps []Step
 }
 
-// indent is how far the lines a step prints are moved right, so that they
-// sit under the step's name after "[i/n] ".
-const indent = "      "
-
 // Print writes the plan, one line a step, for --dry-run.
 func (p Plan) Print(w io.Writer) {
 	for i, s := range p.Steps {
@@ -57,30 +52,25 @@ func (p Plan) Print(w io.Writer) {
 func (p Plan) Run(ctx context.Context, w io.Writer) error {
 	n := len(p.Steps)
 	for i, s := range p.Steps {
-		fmt.Fprintf(w, "[%d/%d] %s\n", i+1, n, s.Name)
+		Title(w, i+1, n, s.Name)
 		err := ctx.Err()
 		ran := err == nil
 		if ran {
-			err = s.Do(ctx, &prefixWriter{w: w, prefix: indent})
+			err = s.Do(ctx, Indented(w))
 		}
 		if err == nil {
 			continue
 		}
-		fmt.Fprintf(w, "%sfailed: %v\n", indent, firstLine(err))
+		fmt.Fprintf(w, "%sfailed: %v\n", Indent, FirstLine(err, Cut))
 		last := i
 		if !ran {
 			// Cancelled before the step began: it has nothing to undo.
 			last = i - 1
 		}
 		rolledBack, undoErrs := p.rollback(w, last)
-		fix := ""
-		var f *fixError
-		if errors.As(err, &f) {
-			fix = f.fix
-		}
 		return &StepError{
 			Verb: p.Verb, Index: i + 1, Total: n, Step: s.Name,
-			Err: err, Fix: fix, RolledBack: rolledBack, UndoErrs: undoErrs,
+			Err: err, Fix: Fix(err), RolledBack: rolledBack, UndoErrs: undoErrs,
 		}
 	}
 	return nil
@@ -103,8 +93,8 @@ func (p Plan) rollback(w io.Writer, last int) ([]string, []error) {
 			started = true
 		}
 		fmt.Fprintf(w, "  undo [%d/%d] %s\n", i+1, len(p.Steps), s.Name)
-		if err := s.Undo(&prefixWriter{w: w, prefix: indent}); err != nil {
-			fmt.Fprintf(w, "%sfailed: %v\n", indent, firstLine(err))
+		if err := s.Undo(Indented(w)); err != nil {
+			fmt.Fprintf(w, "%sfailed: %v\n", Indent, FirstLine(err, Cut))
 			errs = append(errs, fmt.Errorf("undo of step %d (%s): %w", i+1, s.Name, err))
 			continue
 		}
@@ -163,37 +153,11 @@ func WithFix(err error, fix string) error {
 	return &fixError{err: err, fix: fix}
 }
 
-// firstLine keeps progress output to one line per failure; the full
-// (possibly multi-line) error is returned to the caller.
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
+// Fix is the fix WithFix attached to err or to an error it wraps, or "".
+func Fix(err error) string {
+	var f *fixError
+	if errors.As(err, &f) {
+		return f.fix
 	}
-	return s
-}
-
-// prefixWriter puts prefix at the start of every line written through it.
-type prefixWriter struct {
-	w       io.Writer
-	prefix  string
-	midLine bool
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	var out []byte
-	for _, c := range b {
-		if !p.midLine {
-			out = append(out, p.prefix...)
-			p.midLine = true
-		}
-		out = append(out, c)
-		if c == '\n' {
-			p.midLine = false
-		}
-	}
-	if _, err := p.w.Write(out); err != nil {
-		return 0, err
-	}
-	return len(b), nil
+	return ""
 }

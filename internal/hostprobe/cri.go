@@ -1,7 +1,8 @@
-package preflight
+package hostprobe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -12,6 +13,27 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
+
+// ErrCRIv1Unsupported is returned by the CRI probe when the runtime answers
+// but does not serve CRI v1, which edged speaks.
+var ErrCRIv1Unsupported = errors.New("the runtime does not serve CRI v1 (runtime.v1.RuntimeService)")
+
+// CRIStatus is what the runtime answered.
+type CRIStatus struct {
+	RuntimeName       string
+	RuntimeVersion    string
+	RuntimeAPIVersion string
+	Conditions        []CRICondition
+}
+
+// CRICondition is one of the runtime's Status conditions, e.g.
+// RuntimeReady or NetworkReady.
+type CRICondition struct {
+	Type    string
+	Status  bool
+	Reason  string
+	Message string
+}
 
 // criStatus is the CRI probe: Version, then Status, over one connection.
 func criStatus(ctx context.Context, endpoint string) (CRIStatus, error) {

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package preflight
+package hostprobe
 
 import (
 	"errors"

@@ -1,0 +1,48 @@
+// Package hostprobe reads facts of the running host that more than one
+// command needs: the Windows build, the Containers feature, elevation, disk
+// space and whether the container runtime answers. preflight judges them
+// all; join asks for elevation, the upgrade agent for free disk, and the
+// node waits for the runtime. Each fact is a function field, so that a
+// consumer takes the one it needs and its tests pass a fake.
+package hostprobe
+
+import (
+	"context"
+	"sync"
+)
+
+// Set is the probes of one host.
+type Set struct {
+	WindowsVersion    func() (WindowsVersion, error)
+	ContainersFeature func() (bool, error)
+	Elevated          func() (bool, error)
+	// FreeDisk is the space available to this user on the volume of dir,
+	// which exists.
+	FreeDisk func(dir string) (uint64, error)
+	// DiskSize is the size of the volume of dir, which exists.
+	DiskSize func(dir string) (uint64, error)
+	// CRI asks the runtime at endpoint for Version and Status, over a
+	// connection made for the call and closed after it.
+	CRI func(ctx context.Context, endpoint string) (CRIStatus, error)
+}
+
+// System is the probes of the running host, made on first use and shared
+// by every caller in the process rather than made again for each question.
+var System = sync.OnceValue(func() *Set {
+	return &Set{
+		WindowsVersion:    windowsVersion,
+		ContainersFeature: containersFeature,
+		Elevated:          elevated,
+		FreeDisk:          freeDisk,
+		DiskSize:          diskSize,
+		CRI:               criStatus,
+	}
+})
+
+// WindowsVersion is read from HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion.
+type WindowsVersion struct {
+	ProductName string
+	Build       int
+	// UBR is the update revision, the number after the dot in 17763.5458.
+	UBR int
+}
