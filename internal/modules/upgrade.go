@@ -28,6 +28,7 @@ import (
 	"github.com/kubeedge/kubeedge/edge/pkg/taskmanager/actions"
 	"github.com/kubeedge/kubeedge/edge/pkg/taskmanager/v1alpha1/taskexecutor"
 	"github.com/kubeedge/kubeedge/pkg/util/fsm"
+	kubeedgeversion "github.com/kubeedge/kubeedge/pkg/version"
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
@@ -44,6 +45,10 @@ type UpgradeAgent struct {
 	jobs     *upgrade.Jobs
 	nodeName string
 	ready    *nodeReadiness
+	// kubeedge is the KubeEdge version this binary was built from, the
+	// version a NodeUpgradeJob names and the cloud shows for the node;
+	// jobs.Env.Version is this project's own release version.
+	kubeedge string
 }
 
 // NewUpgradeAgent prepares the upgrade agent of the node that runs
@@ -79,7 +84,7 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 		Logf:       klog.Infof,
 		Watch:      func() { go node.Watch(ctx) },
 	}
-	return &UpgradeAgent{node: node, jobs: jobs, nodeName: nodeName, ready: ready}
+	return &UpgradeAgent{node: node, jobs: jobs, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion}
 }
 
 // register installs the Windows executor of v1alpha1 NodeUpgradeJob tasks
@@ -90,7 +95,7 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 func (a *UpgradeAgent) register() {
 	observeNodeStatus(a.ready.observe)
 	taskexecutor.Register(taskexecutor.TaskUpgrade, &upgradeExecutor{jobs: a.jobs, node: a.nodeName, checks: map[string]upgrade.Request{}})
-	actions.RegisterRunner(operationsv1alpha2.ResourceNodeUpgradeJob, nodeUpgradeJobRunner(a.jobs, a.jobs.Env.Version, sendNodeJobStatus))
+	actions.RegisterRunner(operationsv1alpha2.ResourceNodeUpgradeJob, nodeUpgradeJobRunner(a.jobs, a.kubeedge, sendNodeJobStatus))
 }
 
 // Watch finishes an upgrade left in progress (this process may be the new

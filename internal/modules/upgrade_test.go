@@ -2,6 +2,7 @@ package modules
 
 import (
 	"context"
+	kubeedgeversion "github.com/kubeedge/kubeedge/pkg/version"
 	"strings"
 	"testing"
 
@@ -134,6 +135,12 @@ func TestNewUpgradeAgentTakesTheNodesInputs(t *testing.T) {
 	}
 	if a.jobs.Context() != ctx {
 		t.Error("the background steps do not run under the node's context")
+	}
+	// A NodeUpgradeJob names KubeEdge versions, and the cloud compares the
+	// status's versions with them: the runner must answer in those, not in
+	// this project's release version (e2e saw currentVersion "v0.2.0").
+	if a.kubeedge != kubeedgeversion.Get().GitVersion || a.kubeedge == a.jobs.Env.Version {
+		t.Errorf("jobs answered as version %q (KubeEdge %q, release %q)", a.kubeedge, kubeedgeversion.Get().GitVersion, a.jobs.Env.Version)
 	}
 	// Two agents share nothing: a second node's readiness is its own.
 	b := NewUpgradeAgent(ctx, config.Host{GOOS: "windows"}, c, `D:\other.yaml`)
