@@ -1,11 +1,13 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
@@ -42,14 +44,6 @@ func Normalize(c *v1alpha2.EdgeCoreConfig, goos string) []Rewrite {
 			rewrites = append(rewrites, Rewrite{Field: f.name, From: *f.ptr, To: to})
 			*f.ptr = to
 		}
-	}
-	// Since KubeEdge v1.21 node jobs (NodeUpgradeJob above all) reach the
-	// node through the taskManager module, which a configuration written
-	// for v1.20 does not have; upgrades from the cloud worked without it
-	// then, so it is added, enabled.
-	if c.Modules != nil && c.Modules.TaskManager == nil {
-		c.Modules.TaskManager = &v1alpha2.TaskManager{Enable: windowsTaskManager}
-		rewrites = append(rewrites, Rewrite{Field: "modules.taskManager.enable", From: "", To: fmt.Sprint(windowsTaskManager)})
 	}
 	// cgroupDriver means nothing to the Windows kubelet; a value in the file
 	// is a leftover of a Linux configuration and is dropped, not refused.
@@ -107,4 +101,28 @@ func pipeName(s string) (string, bool) {
 		return "", false
 	}
 	return m[1], true
+}
+
+// addedModules fills in, in c as loaded from the file text, the modules a
+// configuration of an older release has no section for, and says so. Since
+// KubeEdge v1.21 node jobs (NodeUpgradeJob above all) reach the node
+// through the taskManager module, which a configuration written for v1.20
+// does not have; upgrades from the cloud worked without it then, so it is
+// enabled. The file is left as it is (a rollback needs it unchanged); the
+// rewrite tells the operator who compares it with what runs.
+func addedModules(text []byte, c *v1alpha2.EdgeCoreConfig) []Rewrite {
+	var file struct {
+		Modules *struct {
+			TaskManager *json.RawMessage `json:"taskManager"`
+		} `json:"modules"`
+	}
+	js, err := yaml.YAMLToJSON(text)
+	if err != nil || json.Unmarshal(js, &file) != nil || file.Modules == nil || file.Modules.TaskManager != nil || c.Modules == nil {
+		return nil
+	}
+	if c.Modules.TaskManager == nil {
+		c.Modules.TaskManager = &v1alpha2.TaskManager{}
+	}
+	c.Modules.TaskManager.Enable = windowsTaskManager
+	return []Rewrite{{Field: "modules.taskManager.enable", From: "", To: fmt.Sprint(windowsTaskManager)}}
 }

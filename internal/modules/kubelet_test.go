@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	kubeletoptions "k8s.io/kubernetes/cmd/kubelet/app/options"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	edgedconfig "github.com/kubeedge/kubeedge/edge/pkg/edged/config"
 
@@ -50,5 +52,24 @@ func TestWindowsSettingsReachTheKubelet(t *testing.T) {
 	}
 	if kc.ContainerRuntimeEndpoint != "npipe://./pipe/containerd-containerd" {
 		t.Errorf("CRI endpoint %q", kc.ContainerRuntimeEndpoint)
+	}
+}
+
+// A node moved from KubeEdge v1.20 keeps its running containers only if
+// the kubelet (patches/0009) recognises the hash that Kubernetes 1.30's
+// kubelet wrote on them. 0x3c42280f is the hash 1.30 gives this container
+// (its own TestHashContainer records it); 1.31 and later hash differently.
+func TestKubeletRecognisesAContainerHashedBefore131(t *testing.T) {
+	c := corev1.Container{
+		Name:  "test_container",
+		Image: "foo/image:v1",
+		Args:  []string{"/bin/sh", "-c", "echo abc"},
+		Ports: []corev1.ContainerPort{{ContainerPort: 8001}},
+	}
+	if got := kubecontainer.HashContainerBefore131(&c); got != 0x3c42280f {
+		t.Errorf("hash as Kubernetes 1.30 wrote it: %#x, want 0x3c42280f", got)
+	}
+	if kubecontainer.HashContainer(&c) == 0x3c42280f {
+		t.Error("today's hash equals 1.30's: the fallback would never be needed; is the patch still right?")
 	}
 }
