@@ -32,9 +32,6 @@ func Load(path string, host Host) (*v1alpha2.EdgeCoreConfig, []Rewrite, error) {
 		return nil, nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	rewrites := Normalize(c, host.GOOS)
-	if text, err := DecodeText(raw); err == nil { // Parse decoded it already
-		rewrites = append(rewrites, addedModules(text, c)...)
-	}
 	if errs := validateAll(c, host.GOOS); len(errs) > 0 {
 		return nil, nil, &InvalidError{What: "config file " + path, Errs: errs}
 	}

@@ -1,13 +1,10 @@
 package config
 
 import (
-	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
@@ -101,28 +98,4 @@ func pipeName(s string) (string, bool) {
 		return "", false
 	}
 	return m[1], true
-}
-
-// addedModules fills in, in c as loaded from the file text, the modules a
-// configuration of an older release has no section for, and says so. Since
-// KubeEdge v1.21 node jobs (NodeUpgradeJob above all) reach the node
-// through the taskManager module, which a configuration written for v1.20
-// does not have; upgrades from the cloud worked without it then, so it is
-// enabled. The file is left as it is (a rollback needs it unchanged); the
-// rewrite tells the operator who compares it with what runs.
-func addedModules(text []byte, c *v1alpha2.EdgeCoreConfig) []Rewrite {
-	var file struct {
-		Modules *struct {
-			TaskManager *json.RawMessage `json:"taskManager"`
-		} `json:"modules"`
-	}
-	js, err := yaml.YAMLToJSON(text)
-	if err != nil || json.Unmarshal(js, &file) != nil || file.Modules == nil || file.Modules.TaskManager != nil || c.Modules == nil {
-		return nil
-	}
-	if c.Modules.TaskManager == nil {
-		c.Modules.TaskManager = &v1alpha2.TaskManager{}
-	}
-	c.Modules.TaskManager.Enable = windowsTaskManager
-	return []Rewrite{{Field: "modules.taskManager.enable", From: "", To: fmt.Sprint(windowsTaskManager)}}
 }

@@ -1,0 +1,98 @@
+package join
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
+)
+
+func configOptions(host config.Host, output string) ConfigOptions {
+	o := NewConfigOptions(host)
+	o.CloudCoreIPPort, o.Token, o.Offline, o.Output = "10.0.0.1:10000", testToken, true, output
+	return *o
+}
+
+func TestConfigOptionsValidateNamesAnEmptyOutput(t *testing.T) {
+	o := configOptions(config.Host{GOOS: config.Windows}, "")
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--output") {
+		t.Errorf("Validate with no output: %v", err)
+	}
+	if err := NewConfigOptions(config.Host{GOOS: config.Windows}).Validate(); err != nil {
+		t.Errorf("the default output is refused: %v", err)
+	}
+}
+
+// Offline, the node IP is the one the host was read with: no route is
+// looked up towards a cloud the host may not reach yet.
+func TestConfigOptionsCompleteOfflineKeepsTheHostsNodeIP(t *testing.T) {
+	o := configOptions(config.Host{GOOS: config.Windows, NodeIP: "192.0.2.7"}, "-")
+	o.Complete(config.Host{GOOS: config.Windows, NodeIP: "192.0.2.7"})
+	if o.Host.NodeIP != "192.0.2.7" {
+		t.Errorf("node IP %q", o.Host.NodeIP)
+	}
+}
+
+func TestWriteConfigToStandardOutputWritesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	o := configOptions(config.Host{GOOS: config.Linux, Hostname: "edge-1", NodeIP: "192.0.2.7"}, "-")
+	var out bytes.Buffer
+	if err := WriteConfig(&out, o, nil, protect.Host{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "10.0.0.1:10000") || !strings.Contains(out.String(), "hostnameOverride: edge-1") {
+		t.Errorf("output:\n%s", out.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files written: %v", entries)
+	}
+}
+
+func TestWriteConfigWritesOnceAndKeepsAnExistingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "edgecore.yaml")
+	o := configOptions(config.Host{GOOS: config.Linux, Hostname: "edge-1", NodeIP: "192.0.2.7"}, path)
+	var out bytes.Buffer
+	if err := WriteConfig(&out, o, nil, protect.Host{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "Wrote "+path+" for node edge-1.") {
+		t.Errorf("output %q", out.String())
+	}
+	first, err := os.ReadFile(path)
+	if err != nil || !bytes.Contains(first, []byte(testToken)) {
+		t.Fatalf("file: %v", err)
+	}
+	if err := WriteConfig(&out, o, nil, protect.Host{}); err == nil {
+		t.Error("an existing configuration was replaced without --force")
+	}
+	o.Overwrite = true
+	if err := WriteConfig(&out, o, nil, protect.Host{}); err != nil {
+		t.Errorf("with --force: %v", err)
+	}
+}
+
+// On Windows a file written outside the node's directories still holds the
+// token, so it is restricted too; one inside them is covered by its
+// directory.
+func TestConfigTargetsAddTheFileOutsideTheNodesDirectories(t *testing.T) {
+	host := config.Host{GOOS: config.Windows, Hostname: "edge-1", NodeIP: "192.0.2.7"}
+	c, _, err := config.JoinConfig(configOptions(host, "-").JoinOptions, host, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inside, err := configTargets(c, host, config.NewLayout(host).ConfigFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside, err := configTargets(c, host, `D:\setup\edgecore.yaml`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outside) != len(inside)+1 || outside[len(outside)-1].Path != `D:\setup\edgecore.yaml` || !outside[len(outside)-1].Restrict {
+		t.Errorf("targets for a file outside: %+v (inside: %d)", outside[len(outside)-1], len(inside))
+	}
+}
