@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -24,7 +25,7 @@ func newPreflightCommand(host config.Host) *cobra.Command {
 				return err
 			}
 			code, err := preflight.RunChecks(context.Background(), cmd.OutOrStdout(), *o, preflight.SystemProbes(host))
-			if err == preflight.ErrProblems {
+			if errors.Is(err, preflight.ErrProblems) {
 				return &ExitError{Code: code, Err: err}
 			}
 			return err

@@ -104,56 +104,16 @@ func toWindowsPath(p string) string {
 	return "Z:" + strings.ReplaceAll(abs, "/", `\`)
 }
 
-// runUntil starts edgecore.exe under Wine and reads its log until a line
-// contains want or timeout passes, then ends the process. Killing the Wine
-// loader ends the Windows process, which is what an operator's Ctrl+C
-// cannot be made to do from here.
+// runUntil starts edgecore.exe under Wine and reads its output until it
+// holds want or timeout passes, then ends the process and returns the
+// output. Killing the Wine loader ends the Windows process, which is what
+// an operator's Ctrl+C cannot be made to do from here.
 func runUntil(t *testing.T, timeout time.Duration, want string, args ...string) (string, bool) {
 	t.Helper()
-	cmd := exec.Command(winePath(t), append([]string{edgecoreExe(t)}, args...)...)
-	cmd.Env = append(os.Environ(), "WINEDEBUG=-all")
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); pw.Close(); close(exited) }()
-	defer func() { cmd.Process.Kill(); <-exited }()
-
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64*1024), 1024*1024)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var log strings.Builder
-	deadline := time.After(timeout)
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				return log.String(), false
-			}
-			log.WriteString(line + "\n")
-			if strings.Contains(line, want) {
-				go func() {
-					for range lines {
-					}
-				}()
-				return log.String(), true
-			}
-		case <-deadline:
-			go func() {
-				for range lines {
-				}
-			}()
-			return log.String(), false
-		}
-	}
+	n, stop := launch(t, args...)
+	found := n.waitFor(want, timeout)
+	stop()
+	return n.Log(), found
 }
 
 // node is an edgecore.exe running under Wine, with its output so far.
@@ -168,6 +128,15 @@ type node struct {
 // when want never came (the process may have ended).
 func startNode(t *testing.T, timeout time.Duration, want string, args ...string) (n *node, found bool) {
 	t.Helper()
+	n, stop := launch(t, args...)
+	t.Cleanup(stop)
+	return n, n.waitFor(want, timeout)
+}
+
+// launch starts edgecore.exe with args under Wine, collecting its output;
+// stop kills it and waits until its output has ended.
+func launch(t *testing.T, args ...string) (n *node, stop func()) {
+	t.Helper()
 	cmd := exec.Command(winePath(t), append([]string{edgecoreExe(t)}, args...)...)
 	cmd.Env = append(os.Environ(), "WINEDEBUG=-all")
 	pr, pw := io.Pipe()
@@ -177,7 +146,6 @@ func startNode(t *testing.T, timeout time.Duration, want string, args ...string)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); pw.Close(); close(exited) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
 	n = &node{seen: make(chan struct{})}
 	go func() {
 		defer close(n.seen)
@@ -189,7 +157,8 @@ func startNode(t *testing.T, timeout time.Duration, want string, args ...string)
 			n.mu.Unlock()
 		}
 	}()
-	return n, n.waitFor(want, timeout)
+	var once sync.Once
+	return n, func() { once.Do(func() { cmd.Process.Kill(); <-exited; <-n.seen }) }
 }
 
 // Log is what the node printed so far.
