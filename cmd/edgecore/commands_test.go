@@ -226,3 +226,20 @@ func TestCNIConfigFlags(t *testing.T) {
 		}
 	}
 }
+
+// service install's flag lands in its options, checked before the service
+// manager is asked anything.
+func TestServiceInstallRefusesAnEmptyConfig(t *testing.T) {
+	_, err := execute("service", "install", "--config", "")
+	if err == nil || !strings.Contains(err.Error(), "--config is empty") {
+		t.Errorf("service install --config \"\": %v", err)
+	}
+}
+
+// reset refuses an empty --config before it prints or removes anything.
+func TestResetRefusesAnEmptyConfig(t *testing.T) {
+	out, err := execute("reset", "--dry-run", "--config", "")
+	if err == nil || !strings.Contains(err.Error(), "--config: Required value") || strings.Contains(out, "remove") {
+		t.Errorf("reset --config \"\": printed %q, error %v", out, err)
+	}
+}

@@ -29,6 +29,9 @@ func newResetCommand(host config.Host) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Complete(host, func(l config.Layout) join.NetworkRemover { return podnet.HostRemover(l) })
+			if err := o.Validate(); err != nil {
+				return err
+			}
 			in := cmd.InOrStdin()
 			// Only a console can answer the question; a pipe, a file or a
 			// remote session without one cannot.

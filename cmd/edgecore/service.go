@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/servicectl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -22,7 +20,7 @@ func newServiceCommand(host config.Host) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	var configFile string
+	o := servicectl.NewInstallOptions(host)
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Install edgecore as a service that starts with Windows (after containerd) and restarts after failures",
@@ -31,44 +29,16 @@ func newServiceCommand(host config.Host) *cobra.Command {
 			"in a directory other accounts may change, or a node directory another account owns, is refused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("find edgecore.exe: %w", err)
-			}
-			// The service starts in System32; a relative path would point there.
-			abs, err := filepath.Abs(configFile)
-			if err != nil {
-				return fmt.Errorf("--config %s: %w", configFile, err)
-			}
-			// A configuration that cannot load would only make the service
-			// fail and restart for ever; refuse it now, with the reason.
-			cfg, _, err := config.Load(abs, host)
-			if err != nil {
+			if err := o.Complete(os.Executable); err != nil {
 				return err
 			}
-			targets, err := protect.Targets(cfg, layout, exe)
-			if err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			c := service.DefaultConfig(exe, abs)
-			warnings, repairs, err := servicectl.Install(c, layout.LogDir, targets, servicectl.HostSystem())
-			for _, w := range warnings {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
-			}
-			if err != nil {
-				return err
-			}
-			line, _ := c.CommandLine()
-			fmt.Fprintf(cmd.OutOrStdout(), "Installed service %s: %s\n", c.Name, line)
-			for _, r := range repairs {
-				fmt.Fprintln(cmd.OutOrStdout(), r)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Its logs, panic log and stack dumps go to %s, open to SYSTEM and Administrators only.\n", layout.LogDir)
-			fmt.Fprintln(cmd.OutOrStdout(), "Start it with: edgecore.exe service start")
-			return nil
+			return servicectl.RunInstall(cmd.OutOrStdout(), cmd.ErrOrStderr(), *o, servicectl.HostSystem())
 		},
 	}
-	install.Flags().StringVar(&configFile, "config", layout.ConfigFile, "Configuration file the service runs with")
+	o.AddFlags(install.Flags())
 
 	simple := func(use, short string, do func() error, done string) *cobra.Command {
 		return &cobra.Command{

@@ -143,22 +143,23 @@ func New(o Options, sys System) (*Join, error) {
 	if o.ServiceName == "" {
 		o.ServiceName = service.DefaultName
 	}
-	if err := o.Validate(); err != nil {
-		return nil, err
+	c, rewrites, err := o.generate()
+	if err == nil {
+		j := &Join{o: o, sys: sys, goos: o.Host.GOOS}
+		if err = j.prepare(c, rewrites); err == nil {
+			return j, nil
+		}
 	}
-	j := &Join{o: o, sys: sys, goos: o.Host.GOOS}
-	if err := j.prepare(); err != nil {
-		return nil, validateStepError(err)
-	}
-	return j, nil
+	return nil, validateStepError(err)
 }
 
 // NodeName is the name the node registers with.
 func (j *Join) NodeName() string { return j.cfg.Modules.Edged.HostnameOverride }
 
-// prepare builds the configuration from options Validate accepted, and
-// checks it with the --set values applied.
-func (j *Join) prepare() error {
+// prepare completes the configuration c that keadm's flags made (with
+// its rewrites) from options Validate accepted, and checks it with the
+// --set values applied.
+func (j *Join) prepare(c *v1alpha2.EdgeCoreConfig, rewrites []config.Rewrite) error {
 	// Written, and passed to the service, in canonical form, as `service
 	// install` does (filepath.Abs): C:/etc/kubeedge/x and
 	// C:\etc\kubeedge\x are the same file, named one way throughout.
@@ -166,10 +167,7 @@ func (j *Join) prepare() error {
 	o := j.o
 	kubeedge := j.kubeEdgeDir()
 	settings, _ := ParseSettings(o.Set)
-	c, rewrites, err := config.JoinConfig(o.JoinOptions, o.Host, nil)
-	if err != nil {
-		return err
-	}
+	var err error
 	// The executable comes from the running process, not a flag; the
 	// service manager still needs it absolute and quotable.
 	j.svc = service.DefaultConfig(o.Executable, o.ConfigFile)

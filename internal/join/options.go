@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge-windows/edgecore/config"
@@ -64,13 +66,15 @@ func (o *Options) Complete(host config.Host) error {
 // --set syntax. Problems are reported together, each naming its flag and
 // the fix, as a failure of join's first step, the way the plan prints it.
 func (o Options) Validate() error {
-	if err := o.validate(); err != nil {
+	if _, _, err := o.generate(); err != nil {
 		return validateStepError(err)
 	}
 	return nil
 }
 
-func (o Options) validate() error {
+// generate is Validate's checks, returning the configuration keadm's flags
+// make (before the --set values) for New to build on.
+func (o Options) generate() (*v1alpha2.EdgeCoreConfig, []config.Rewrite, error) {
 	goos := o.Host.GOOS
 	var errs field.ErrorList
 	flag := func(name string) *field.Path { return field.NewPath(name) }
@@ -92,18 +96,18 @@ func (o Options) validate() error {
 
 	// keadm's flags are judged by the configuration they make: a runtime
 	// endpoint, say, is wrong only as the generated configuration has it.
-	_, _, err := config.JoinConfig(o.JoinOptions, o.Host, nil)
+	c, rewrites, err := config.JoinConfig(o.JoinOptions, o.Host, nil)
 	var invalid *config.InvalidError
 	switch {
 	case errors.As(err, &invalid):
 		errs = append(invalid.Errs, errs...)
 	case err != nil:
-		return err
+		return nil, nil, err
 	}
 	if len(errs) > 0 {
-		return &config.InvalidError{What: "join options", Errs: errs}
+		return nil, nil, &config.InvalidError{What: "join options", Errs: errs}
 	}
-	return nil
+	return c, rewrites, nil
 }
 
 // validateStepError reports err as the failure of join's first step.
@@ -136,4 +140,15 @@ func (o *ResetOptions) Complete(host config.Host, network func(config.Layout) Ne
 	if o.RemoveNetwork {
 		o.Network = network(l)
 	}
+}
+
+// Validate checks reset's flags. An empty --config is refused rather than
+// read as "no configuration": reset would then remove the default
+// locations while the operator meant another node's file.
+func (o ResetOptions) Validate() error {
+	if o.ConfigFile == "" {
+		return &config.InvalidError{What: "reset options", Errs: field.ErrorList{field.Required(field.NewPath(flagConfig),
+			"give the node's configuration file, or leave the flag out for "+config.NewLayout(o.Host).ConfigFile)}}
+	}
+	return nil
 }

@@ -117,4 +117,14 @@ func TestResetOptions(t *testing.T) {
 	if !o.RemoveNetwork || len(asked) != 1 || asked[0] != config.NewLayout(optionsHost) {
 		t.Errorf("--network: remover asked for %+v", asked)
 	}
+	if err := o.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	// An empty --config would otherwise read as "no configuration" and
+	// send reset to the default locations.
+	fs.Parse([]string{"--config", ""})
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--config: Required value") ||
+		!strings.Contains(err.Error(), `C:\etc\kubeedge\config\edgecore.yaml`) {
+		t.Errorf("empty --config: %v", err)
+	}
 }

@@ -119,7 +119,7 @@ func (h *host) system() System {
 
 const logDir = `C:\var\log\kubeedge`
 
-func config() service.Config {
+func serviceConfig() service.Config {
 	return service.DefaultConfig(`C:\Program Files\edgecore\edgecore.exe`, `C:\etc\kubeedge\config\edgecore.yaml`)
 }
 
@@ -134,7 +134,7 @@ func mustContain(t *testing.T, what, got string, wants ...string) {
 
 func TestInstallRestrictsTheNodeDirectories(t *testing.T) {
 	h := &host{}
-	warnings, repairs, err := Install(config(), logDir, targets, h.system())
+	warnings, repairs, err := Install(serviceConfig(), logDir, targets, h.system())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestInstallRestrictsTheNodeDirectories(t *testing.T) {
 func TestInstallRefusesAnExecutableUsersMayChange(t *testing.T) {
 	h := &host{}
 	h.exists()[`C:\Program Files\edgecore\edgecore.exe`] = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;0x1301bf;;;BU)"
-	_, _, err := Install(config(), logDir, targets, h.system())
+	_, _, err := Install(serviceConfig(), logDir, targets, h.system())
 	mustContain(t, "error", fmt.Sprint(err), `C:\Program Files\edgecore\edgecore.exe (the edgecore.exe the service runs) is writable by others: BUILTIN\Users may change or delete`,
 		"copy edgecore.exe into a directory only administrators may change")
 	if len(h.calls) != 0 {
@@ -161,7 +161,7 @@ func TestInstallRefusesAnExecutableUsersMayChange(t *testing.T) {
 	// A user's Downloads: owned by the user.
 	h = &host{}
 	h.exists()[`C:\Program Files\edgecore`] = "O:S-1-5-21-1-2-3-1001D:(A;OICI;FA;;;S-1-5-21-1-2-3-1001)"
-	_, _, err = Install(config(), logDir, targets, h.system())
+	_, _, err = Install(serviceConfig(), logDir, targets, h.system())
 	mustContain(t, "error", fmt.Sprint(err), `is owned by S-1-5-21-1-2-3-1001`)
 	if len(h.calls) != 0 {
 		t.Errorf("did %q before refusing", h.calls)
@@ -170,7 +170,7 @@ func TestInstallRefusesAnExecutableUsersMayChange(t *testing.T) {
 
 func TestInstallFailingLeavesTheLogDirectoryAlone(t *testing.T) {
 	h := &host{installErr: service.ErrAccessDenied}
-	if _, _, err := Install(config(), logDir, targets, h.system()); !errors.Is(err, service.ErrAccessDenied) {
+	if _, _, err := Install(serviceConfig(), logDir, targets, h.system()); !errors.Is(err, service.ErrAccessDenied) {
 		t.Errorf("Install = %v, want the service manager's error", err)
 	}
 	if want := []string{"install edgecore"}; !reflect.DeepEqual(h.calls, want) {
@@ -180,7 +180,7 @@ func TestInstallFailingLeavesTheLogDirectoryAlone(t *testing.T) {
 
 func TestInstallRemovesTheServiceWhenTheDirectoryCannotBeRestricted(t *testing.T) {
 	h := &host{restrictErr: errors.New("the file system does not support ACLs")}
-	_, _, err := Install(config(), logDir, targets, h.system())
+	_, _, err := Install(serviceConfig(), logDir, targets, h.system())
 	if want := []string{"install edgecore", "mkdir " + logDir, "restrict C:\\etc\\kubeedge", "uninstall edgecore"}; !reflect.DeepEqual(h.calls, want) {
 		t.Errorf("did %q, want %q", h.calls, want)
 	}
@@ -190,7 +190,7 @@ func TestInstallRemovesTheServiceWhenTheDirectoryCannotBeRestricted(t *testing.T
 	mustContain(t, "error", err.Error(), logDir, "the service was removed again", "NTFS", "`edgecore.exe service install` again")
 
 	h = &host{restrictErr: errors.New("denied"), uninstErr: errors.New("marked for deletion")}
-	_, _, err = Install(config(), logDir, targets, h.system())
+	_, _, err = Install(serviceConfig(), logDir, targets, h.system())
 	mustContain(t, "error", fmt.Sprint(err), "removing the service again also failed (marked for deletion)", "`edgecore.exe service uninstall`")
 }
 
@@ -398,7 +398,7 @@ func TestInstallRefusesAnExecutableUnderADirectoryOthersMayRename(t *testing.T) 
 			for p, s := range tc.parents {
 				h.exists()[p] = s
 			}
-			_, _, err := Install(config(), logDir, exeTargets(tc.exe), h.system())
+			_, _, err := Install(serviceConfig(), logDir, exeTargets(tc.exe), h.system())
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("Install = %v", err)

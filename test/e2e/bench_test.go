@@ -97,6 +97,9 @@ func benchRun(t *testing.T, c *cluster, goos string, v variant, i int, window ti
 	e.bin = v.linux
 	if goos == "windows" {
 		e.bin = v.exe
+		if v.name == "reference" {
+			consoleKubelet(t, e)
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), readyBound)
@@ -169,6 +172,36 @@ func relaxDiskEviction(t *testing.T, e *edge) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(e.cfgPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// consoleKubelet writes `windowsService: false` into the edged section of
+// the configuration, as an operator running upstream's edgecore.exe from a
+// console must: upstream v1.23 defaults it to true on Windows, and a
+// kubelet told it is a service stops at start ("Service controller connect
+// failed") when the service manager did not start it. Our file leaves the
+// field out (false is its zero value); ours runs the kubelet with it off.
+func consoleKubelet(t *testing.T, e *edge) {
+	t.Helper()
+	data, err := os.ReadFile(e.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	modules, _ := doc["modules"].(map[string]any)
+	edged, _ := modules["edged"].(map[string]any)
+	if edged == nil {
+		t.Fatalf("%s has no modules.edged section", e.cfgPath)
+	}
+	edged["windowsService"] = false
+	if data, err = yaml.Marshal(doc); err == nil {
+		err = os.WriteFile(e.cfgPath, data, 0o600)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,0 +1,103 @@
+package servicectl
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+// InstallOptions are the inputs of `edgecore.exe service install`.
+type InstallOptions struct {
+	// ConfigFile is the configuration the service runs with (--config).
+	ConfigFile string
+	// Executable is the edgecore.exe the service runs: the one running
+	// the command, which Complete finds.
+	Executable string
+	Host       config.Host
+}
+
+// NewInstallOptions are install's defaults on host: the configuration in
+// its default place.
+func NewInstallOptions(host config.Host) *InstallOptions {
+	return &InstallOptions{ConfigFile: config.NewLayout(host).ConfigFile, Host: host}
+}
+
+// AddFlags binds install's flags to o; the defaults are o's values.
+func (o *InstallOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file the service runs with")
+}
+
+// Complete finds the executable the service is to run (executable is
+// os.Executable outside tests) and makes --config absolute: the service
+// starts in System32, where a relative path would point.
+func (o *InstallOptions) Complete(executable func() (string, error)) error {
+	exe, err := executable()
+	if err != nil {
+		return fmt.Errorf("find edgecore.exe: %w", err)
+	}
+	o.Executable = exe
+	if o.ConfigFile == "" || ospath.IsAbs(o.Host.GOOS, o.ConfigFile) {
+		return nil
+	}
+	abs, err := filepath.Abs(o.ConfigFile)
+	if err != nil {
+		return fmt.Errorf("--config %s: %w", o.ConfigFile, err)
+	}
+	o.ConfigFile = abs
+	return nil
+}
+
+// Validate checks install's flags.
+func (o InstallOptions) Validate() error {
+	if o.ConfigFile == "" {
+		return errors.New("--config is empty: give the configuration the service runs with, or leave the flag out for " +
+			config.NewLayout(o.Host).ConfigFile)
+	}
+	return nil
+}
+
+// RunInstall installs the service that runs o.Executable with
+// o.ConfigFile and restricts the node's directories (Install). The
+// configuration must load first: one that cannot would only make the
+// service fail and restart for ever. Warnings of the service manager go
+// to errOut; what was installed, repaired, and how to start it, to out.
+func RunInstall(out, errOut io.Writer, o InstallOptions, sys System) error {
+	cfg, _, err := config.Load(o.ConfigFile, o.Host)
+	if err != nil {
+		return err
+	}
+	layout := config.NewLayout(o.Host)
+	targets, err := protect.Targets(cfg, layout, o.Executable)
+	if err != nil {
+		return err
+	}
+	c := service.DefaultConfig(o.Executable, o.ConfigFile)
+	// The line the service manager will run, refused before anything
+	// changes if it cannot be written.
+	line, err := c.CommandLine()
+	if err != nil {
+		return err
+	}
+	warnings, repairs, err := Install(c, layout.LogDir, targets, sys)
+	for _, w := range warnings {
+		fmt.Fprintln(errOut, "warning:", w)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Installed service %s: %s\n", c.Name, line)
+	for _, r := range repairs {
+		fmt.Fprintln(out, r)
+	}
+	fmt.Fprintf(out, "Its logs, panic log and stack dumps go to %s, open to SYSTEM and Administrators only.\n", layout.LogDir)
+	fmt.Fprintf(out, "Start it with: %s service start\n", cli)
+	return nil
+}

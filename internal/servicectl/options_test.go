@@ -1,0 +1,101 @@
+package servicectl
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kubeedge-windows/edgecore/config"
+)
+
+var windowsHost = config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.0.0.5",
+	ProgramFiles: `C:\Program Files`, SystemDrive: "C:"}
+
+const exe = `C:\Program Files\edgecore\edgecore.exe`
+
+func findExe() (string, error) { return exe, nil }
+
+// A relative --config is made absolute against the directory the command
+// runs in: the service starts in System32.
+func TestInstallOptionsComplete(t *testing.T) {
+	o := NewInstallOptions(config.Host{GOOS: "linux"})
+	o.ConfigFile = "edgecore.yaml"
+	if err := o.Complete(findExe); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if want := filepath.Join(wd, "edgecore.yaml"); o.ConfigFile != want || o.Executable != exe {
+		t.Errorf("completed to --config %q and executable %q, want %q and %q", o.ConfigFile, o.Executable, want, exe)
+	}
+	o = NewInstallOptions(windowsHost)
+	if err := o.Complete(findExe); err != nil || o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
+		t.Errorf("the default Windows path was changed to %q (%v)", o.ConfigFile, err)
+	}
+	lost := errors.New("the executable was deleted")
+	if err := o.Complete(func() (string, error) { return "", lost }); !errors.Is(err, lost) || !strings.Contains(err.Error(), "find edgecore.exe") {
+		t.Errorf("a lost executable: %v", err)
+	}
+}
+
+func TestInstallOptionsValidateNamesAnEmptyConfig(t *testing.T) {
+	o := NewInstallOptions(windowsHost)
+	if err := o.Validate(); err != nil {
+		t.Errorf("default: %v", err)
+	}
+	o.ConfigFile = ""
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--config is empty") || !strings.Contains(err.Error(), `C:\etc\kubeedge\config\edgecore.yaml`) {
+		t.Errorf("empty --config: %v", err)
+	}
+}
+
+// install runs the executable with the configuration, restricts the
+// node's directories, passes on the service manager's warnings and says
+// how to start it.
+func TestRunInstall(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "edgecore.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: edgecore.config.kubeedge.io/v1alpha2\nkind: EdgeCore\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := &host{}
+	var out, errOut bytes.Buffer
+	o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost}
+	if err := RunInstall(&out, &errOut, o, h.system()); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.calls) < 3 || !reflect.DeepEqual(h.calls[:3], []string{"install edgecore", "mkdir " + logDir, `restrict C:\etc\kubeedge`}) {
+		t.Errorf("did %q, want the install, the log directory, then the node's directories", h.calls)
+	}
+	mustContain(t, "output", out.String(), `Installed service edgecore: "`+exe+`" --config `+cfg+"\n",
+		"go to "+logDir+", open to SYSTEM and Administrators only", "Start it with: edgecore.exe service start")
+	if errOut.String() != "warning: containerd is not installed\n" {
+		t.Errorf("warnings: %q", errOut.String())
+	}
+}
+
+// A configuration that cannot load, or that gives the node a directory it
+// may not restrict, is refused before anything changes: the service would
+// only fail and restart for ever.
+func TestRunInstallRefusesAConfigurationThatDoesNotLoad(t *testing.T) {
+	h := &host{}
+	o := InstallOptions{ConfigFile: filepath.Join(t.TempDir(), "none.yaml"), Executable: exe, Host: windowsHost}
+	var missing *config.MissingFileError
+	if err := RunInstall(&bytes.Buffer{}, &bytes.Buffer{}, o, h.system()); !errors.As(err, &missing) {
+		t.Errorf("a missing configuration: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "edgecore.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: edgecore.config.kubeedge.io/v1alpha2\nkind: EdgeCore\nmodules:\n  edged:\n    rootDirectory: C:\\\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.ConfigFile = bad
+	err := RunInstall(&bytes.Buffer{}, &bytes.Buffer{}, o, h.system())
+	if err == nil || !strings.Contains(err.Error(), "rootDirectory") {
+		t.Errorf("a kubelet root at the drive's root: %v", err)
+	}
+	if len(h.calls) != 0 {
+		t.Errorf("did %q before refusing", h.calls)
+	}
+}
