@@ -17,12 +17,21 @@ rm -rf "$RESULTS" && mkdir -p "$RESULTS" || exit 1
 wintest=$RESULTS/wintest
 go build -o "$wintest" ./build/wine/wintest || exit 1
 
-go test -tags wine -count=1 -json ./test/wine/ | "$wintest" json -results "$RESULTS" -label test/wine
+# edgecore.exe runs from where the README has an operator copy it,
+# C:\Program Files\edgecore: join and service install refuse an
+# executable in a directory others may change (the service runs it as
+# SYSTEM), and the checkout may be anywhere, such as under /tmp, which
+# every account may change.
+installed="$WINEPREFIX/drive_c/Program Files/edgecore"
+mkdir -p "$installed" && chmod 755 "$installed" && install -m 755 "$EDGECORE_EXE" "$installed/edgecore.exe" || exit 1
+
+EDGECORE_EXE="$installed/edgecore.exe" \
+  go test -tags wine -count=1 -json ./test/wine/ | "$wintest" json -results "$RESULTS" -label test/wine
 
 # The Windows binaries take Windows paths. EDGECORE_SERVICE_TEST lets
 # windows/service install its test services: the prefix is the project's
 # own.
-EDGECORE_EXE="Z:${EDGECORE_EXE//\//\\}" EDGECORE_SERVICE_TEST=1 \
+EDGECORE_EXE='C:\Program Files\edgecore\edgecore.exe' EDGECORE_SERVICE_TEST=1 \
   "$wintest" windows -results "$RESULTS" -tags "$TAGS" -run build/wine/run.sh
 
 # Wine's own services keep its server alive for a while; end them so that
