@@ -134,6 +134,15 @@ func TestReset(t *testing.T) {
 	if r := run(t, time.Minute, "config", "-e", "127.0.0.1:10000", "-t", testToken, "--offline"); r.code != 0 {
 		t.Fatalf("config: exit %d\n%s", r.code, r.stderr)
 	}
+	// A failure below must not leave the node to the next run, whose join
+	// and config would find it: reset is what removes it.
+	t.Cleanup(func() {
+		if _, err := os.Stat(cfg); err == nil {
+			if r := run(t, 2*time.Minute, "reset", "--force"); r.code != 0 {
+				t.Errorf("cleaning up: reset --force: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		}
+	})
 	// A node that stays up: Wine starts an automatic service as soon as it
 	// is installed, and without a container runtime or a cloud edgecore
 	// would end at once, which Wine's service manager notices only late.
