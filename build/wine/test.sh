@@ -25,6 +25,18 @@ go build -o "$wintest" ./build/wine/wintest || exit 1
 installed="$WINEPREFIX/drive_c/Program Files/edgecore"
 mkdir -p "$installed" && chmod 755 "$installed" && install -m 755 "$EDGECORE_EXE" "$installed/edgecore.exe" || exit 1
 
+# One Wine server for the whole run, kept up between commands: a server
+# left to end by itself a few seconds after the last program can be ending
+# just as the next one connects, which then fails with "wine client
+# error: recvmsg: Connection reset by peer" (seen in a cold CI run).
+# Wine's own services (services.exe, its devices, rpcss) start with the
+# first program and then live as long as the server: started here, with
+# no test's output attached, they do not hold a test's pipes open.
+export PATH="$PATH:/usr/lib/wine"
+wineserver -p || exit 1
+trap 'wineserver -k 2>/dev/null || true' EXIT
+wine64 wineboot </dev/null >/dev/null 2>&1 || exit 1
+
 EDGECORE_EXE="$installed/edgecore.exe" \
   go test -tags wine -count=1 -json ./test/wine/ | "$wintest" json -results "$RESULTS" -label test/wine
 
@@ -34,7 +46,6 @@ EDGECORE_EXE="$installed/edgecore.exe" \
 EDGECORE_EXE='C:\Program Files\edgecore\edgecore.exe' EDGECORE_SERVICE_TEST=1 \
   "$wintest" windows -results "$RESULTS" -tags "$TAGS" -run build/wine/run.sh
 
-# Wine's own services keep its server alive for a while; end them so that
-# nothing outlives the run.
-PATH="$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
+# End the server and Wine's own services, so that nothing outlives the run.
+wineserver -k 2>/dev/null || true
 "$wintest" summary -results "$RESULTS"
