@@ -83,6 +83,10 @@ func TestWindowsJourney(t *testing.T) {
 
 	j.fakecri = j.startFakeCRI("fakecri")
 
+	// 0. edgecore.exe where the quick start unpacks it: from anywhere else
+	// (the build's directory under /tmp, say) join rightly refuses it.
+	h.install(t, `C:\Program Files\edgecore`)
+
 	// 1. The pod network for containerd.
 	r := j.step("cni-config --subnet 10.244.2.0/24 --force", 0)
 	cniConf := h.drive(layout.CNIConfFile)
