@@ -36,15 +36,21 @@ func (o *InstallOptions) AddFlags(fs *pflag.FlagSet) {
 }
 
 // Complete finds the executable the service is to run (executable is
-// os.Executable outside tests) and makes --config absolute: the service
-// starts in System32, where a relative path would point.
+// os.Executable outside tests) and makes --config absolute, in canonical
+// form as join writes it: the service starts in System32, where a
+// relative path would point, and C:/etc/kubeedge/x names the same file
+// as C:\etc\kubeedge\x.
 func (o *InstallOptions) Complete(executable func() (string, error)) error {
 	exe, err := executable()
 	if err != nil {
 		return fmt.Errorf("find edgecore.exe: %w", err)
 	}
 	o.Executable = exe
-	if o.ConfigFile == "" || ospath.IsAbs(o.Host.GOOS, o.ConfigFile) {
+	if o.ConfigFile == "" {
+		return nil
+	}
+	if ospath.IsAbs(o.Host.GOOS, o.ConfigFile) {
+		o.ConfigFile = ospath.Clean(o.Host.GOOS, o.ConfigFile)
 		return nil
 	}
 	abs, err := filepath.Abs(o.ConfigFile)

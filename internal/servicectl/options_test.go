@@ -35,6 +35,11 @@ func TestInstallOptionsComplete(t *testing.T) {
 	if err := o.Complete(findExe); err != nil || o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
 		t.Errorf("the default Windows path was changed to %q (%v)", o.ConfigFile, err)
 	}
+	// Written into the service's command line as join writes it.
+	o.ConfigFile = `C:/etc/kubeedge/config/../config/edgecore.yaml`
+	if err := o.Complete(findExe); err != nil || o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
+		t.Errorf("C:/etc/kubeedge/config/../config/edgecore.yaml completed to %q (%v)", o.ConfigFile, err)
+	}
 	lost := errors.New("the executable was deleted")
 	if err := o.Complete(func() (string, error) { return "", lost }); !errors.Is(err, lost) || !strings.Contains(err.Error(), "find edgecore.exe") {
 		t.Errorf("a lost executable: %v", err)
