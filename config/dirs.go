@@ -14,17 +14,20 @@ type Directory struct {
 }
 
 // Directories lists the directories the configuration names for the
-// database, the kubelet root, certificates, pod logs and static pods. On a
+// database, the kubelet root, certificates, pod logs, static pods and
+// flexvolume drivers. On a
 // fresh Windows host none of them exist, and upstream only creates some,
 // using path functions that do not understand backslashes.
 func Directories(c *v1alpha2.EdgeCoreConfig, goos string) []Directory {
 	var dirs []Directory
 	seen := map[string]bool{}
 	add := func(field, path string) {
-		if path == "" || seen[path] {
+		// The same directory spelled twice is one: the first field names it.
+		key := ospath.Key(goos, path)
+		if path == "" || seen[key] {
 			return
 		}
-		seen[path] = true
+		seen[key] = true
 		dirs = append(dirs, Directory{Field: field, Path: path})
 	}
 	if c.DataBase != nil {
@@ -43,6 +46,8 @@ func Directories(c *v1alpha2.EdgeCoreConfig, goos string) []Directory {
 		if k := e.TailoredKubeletConfig; k != nil {
 			add("modules.edged.tailoredKubeletConfig.podLogsDir", k.PodLogsDir)
 			add("modules.edged.tailoredKubeletConfig.staticPodPath", k.StaticPodPath)
+			// The kubelet runs the flexvolume drivers it finds there.
+			add("modules.edged.tailoredKubeletConfig.volumePluginDir", k.VolumePluginDir)
 		}
 	}
 	return dirs

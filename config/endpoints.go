@@ -140,6 +140,9 @@ func hostPort(e CloudEndpoint, examplePort string, errs field.ErrorList) (string
 	if err != nil || host == "" || strings.ContainsAny(e.Value, " \t/") || !validPort(port) {
 		return "", append(errs, field.Invalid(path, e.Value, "expected HOST:PORT without a scheme, for example "+example))
 	}
+	if why := hostProblem(host, false); why != "" {
+		return "", append(errs, field.Invalid(path, e.Value, why+"; fix: use "+example))
+	}
 	return e.Value, errs
 }
 
@@ -169,6 +172,9 @@ func httpsHostPort(e CloudEndpoint, errs field.ErrorList) (string, field.ErrorLi
 	}
 	if !ok {
 		return "", append(errs, field.Invalid(path, e.Value, "expected https://HOST:PORT with nothing after the port, for example "+example))
+	}
+	if why := hostProblem(u.Hostname(), false); why != "" {
+		return "", append(errs, field.Invalid(path, e.Value, why+"; fix: use "+example))
 	}
 	return addr, errs
 }

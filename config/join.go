@@ -65,6 +65,9 @@ func JoinConfig(o JoinOptions, host Host, reach Reach) (*v1alpha2.EdgeCoreConfig
 		errs = append(errs, field.Required(flag("cloudcore-ipport"), "give cloudcore's address and hub port, for example 192.168.1.10:10000"))
 	case err != nil || cloudHost == "" || !validPort(hubPort):
 		errs = append(errs, field.Invalid(flag("cloudcore-ipport"), o.CloudCoreIPPort, "expected HOST:PORT, for example 192.168.1.10:10000"))
+	case hostProblem(cloudHost, false) != "":
+		errs = append(errs, field.Invalid(flag("cloudcore-ipport"), o.CloudCoreIPPort,
+			hostProblem(cloudHost, false)+"; fix: give cloudcore's address and hub port, for example 192.168.1.10:10000"))
 	}
 	certPort := o.CertPort
 	if certPort == "" {

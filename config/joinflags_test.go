@@ -61,3 +61,26 @@ func TestJoinFile(t *testing.T) {
 		}
 	}
 }
+
+// The address given to -e is judged as a host before anything is
+// generated: a dotted quad that is no IPv4 address names the flag.
+func TestJoinFlagRefusesADottedQuadThatIsNoAddress(t *testing.T) {
+	var o JoinOptions
+	fs := pflag.NewFlagSet("join", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--cloudcore-ipport", "999.1.1.1:10000", "--token", testToken}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := JoinConfig(o, testHost(Windows), nil)
+	want := `--cloudcore-ipport: Invalid value: "999.1.1.1:10000": 999.1.1.1 is not an IPv4 address`
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "websocket.server") {
+		t.Errorf("got %v, want one error naming the flag: %s", err, want)
+	}
+	// Names and addresses that are what they look like pass.
+	for _, ok := range []string{"192.168.1.10:10000", "cloudcore.example.com:10000", "cloud-1:10000", "[fd00::1]:10000", "1host.example:10000"} {
+		o.CloudCoreIPPort = ok
+		if _, _, err := JoinConfig(o, testHost(Windows), nil); err != nil {
+			t.Errorf("--cloudcore-ipport %s: %v", ok, err)
+		}
+	}
+}

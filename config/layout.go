@@ -35,8 +35,20 @@ type Layout struct {
 	StaticPodDir string
 	// PodLogsDir holds the containers' logs.
 	PodLogsDir string
-	// VolumePluginDir is where the kubelet looks for flexvolume drivers.
+	// VolumePluginDir is where the kubelet looks for flexvolume drivers,
+	// which it runs as the account it runs as: SYSTEM on Windows. There
+	// it is a directory in the kubelet's root, which the node restricts
+	// to SYSTEM and Administrators; upstream's Linux default,
+	// C:\usr\libexec\kubernetes\kubelet-plugins\volume\exec on Windows,
+	// would be made by the kubelet under C:\ with C:\'s rights, which
+	// let other accounts add a driver.
 	VolumePluginDir string
+	// DevicePluginDir is where the kubelet serves kubelet.sock, on which
+	// device plugins register, and dials their sockets: a fixed place
+	// (upstream's pluginapi.DevicePluginPath, on the system drive on
+	// Windows), not one in rootDirectory. What registers there chooses
+	// the devices and mounts the kubelet gives containers.
+	DevicePluginDir string
 	// LogDir and LogFile are edgecore's own log (always used as a service).
 	LogDir  string
 	LogFile string
@@ -103,6 +115,12 @@ func NewLayout(host Host) Layout {
 	l.KubeletRootDir = ospath.Join(goos, root, "var", "lib", "kubelet")
 	l.PodLogsDir = ospath.Join(goos, root, "var", "log", "pods")
 	l.VolumePluginDir = ospath.Join(goos, root, "usr", "libexec", "kubernetes", "kubelet-plugins", "volume", "exec")
+	if goos == Windows {
+		l.VolumePluginDir = ospath.Join(goos, l.KubeletRootDir, "volumeplugins")
+	}
+	// The default root's, whatever rootDirectory says: the kubelet does not
+	// look there.
+	l.DevicePluginDir = ospath.Join(goos, l.KubeletRootDir, "device-plugins")
 	l.LogDir = ospath.Join(goos, root, "var", "log", "kubeedge")
 	l.LogFile = ospath.Join(goos, l.LogDir, "edgecore.log")
 	l.BackupDir = ospath.Join(goos, l.KubeEdgeDir, "backup")

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
 
@@ -21,7 +23,8 @@ func TestLayoutOfTheDefaultWindowsHost(t *testing.T) {
 		KubeletRootDir:       `C:\var\lib\kubelet`,
 		StaticPodDir:         `C:\etc\kubeedge\manifests`,
 		PodLogsDir:           `C:\var\log\pods`,
-		VolumePluginDir:      `C:\usr\libexec\kubernetes\kubelet-plugins\volume\exec`,
+		VolumePluginDir:      `C:\var\lib\kubelet\volumeplugins`,
+		DevicePluginDir:      `C:\var\lib\kubelet\device-plugins`,
 		LogDir:               `C:\var\log\kubeedge`,
 		LogFile:              `C:\var\log\kubeedge\edgecore.log`,
 		BackupDir:            `C:\etc\kubeedge\backup`,
@@ -68,6 +71,7 @@ func TestLayoutOfLinuxIsUnchanged(t *testing.T) {
 		StaticPodDir:         "/etc/kubeedge/manifests",
 		PodLogsDir:           "/var/log/pods",
 		VolumePluginDir:      "/usr/libexec/kubernetes/kubelet-plugins/volume/exec",
+		DevicePluginDir:      "/var/lib/kubelet/device-plugins",
 		LogDir:               "/var/log/kubeedge",
 		LogFile:              "/var/log/kubeedge/edgecore.log",
 		BackupDir:            "/etc/kubeedge/backup",
@@ -250,5 +254,24 @@ func TestNodeDirs(t *testing.T) {
 		if !found {
 			t.Errorf("%s, a file of the node, is outside its directories %q", in, l.NodeDirs())
 		}
+	}
+}
+
+// The kubelet serves kubelet.sock for device plugins at a place of its
+// own, on the system drive, not in rootDirectory; the layout names that
+// place, and the flexvolume drivers the kubelet runs are in its root on
+// Windows.
+func TestLayoutNamesTheKubeletsPluginDirectories(t *testing.T) {
+	for _, drive := range []string{"C:", "D:"} {
+		l := NewLayout(Host{GOOS: Windows, SystemDrive: drive})
+		if want := drive + strings.TrimSuffix(pluginapi.DevicePluginPathWindows, `\`); l.DevicePluginDir != want {
+			t.Errorf("device plugins on %s: layout %s, kubelet %s", drive, l.DevicePluginDir, want)
+		}
+		if !ospath.Within(Windows, l.KubeletRootDir, l.VolumePluginDir) || ospath.Same(Windows, l.KubeletRootDir, l.VolumePluginDir) {
+			t.Errorf("flexvolume drivers on %s in %s, want a directory in the kubelet's root %s", drive, l.VolumePluginDir, l.KubeletRootDir)
+		}
+	}
+	if l := NewLayout(Host{GOOS: Linux}); !ospath.Same(Linux, l.DevicePluginDir, pluginapi.DevicePluginPath) {
+		t.Errorf("device plugins on Linux: layout %s, kubelet %s", l.DevicePluginDir, pluginapi.DevicePluginPath)
 	}
 }

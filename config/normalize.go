@@ -63,18 +63,21 @@ func kubeletConfig(c *v1alpha2.EdgeCoreConfig) *v1alpha2.TailoredKubeletConfigur
 // backslash), "." and ".." are resolved as Windows resolves them, the drive
 // letter is upper case, a drive-less absolute path gets the system drive
 // (DefaultSystemDrive: Normalize knows the OS, not the host) and a trailing
-// separator goes. UNC paths keep their leading pair. Relative paths stay
-// relative so that validation can refuse them by name.
+// separator goes; device-path prefixes and the trailing dots and spaces of
+// names go as ospath.Clean says. UNC paths keep their leading pair.
+// Relative paths stay relative so that validation can refuse them by name.
 func WindowsPath(p string) string {
 	if p == "" {
 		return p
 	}
-	sep := func(i int) bool { return i < len(p) && ospath.IsSeparator(Windows, p[i]) }
-	if sep(0) && !(sep(1) && len(p) > 2 && !sep(2)) {
-		// Rooted but neither a drive nor a UNC path (\\server\...).
-		p = DefaultSystemDrive + p
+	// Clean first: \??\C:\x is a drive path, which a test of p's first
+	// characters would take for a drive-less one.
+	c := ospath.Clean(Windows, p)
+	if strings.HasPrefix(c, `\`) && !strings.HasPrefix(c, `\\`) {
+		// Rooted but neither a drive nor a UNC path.
+		c = DefaultSystemDrive + c
 	}
-	return ospath.Clean(Windows, p)
+	return c
 }
 
 var pipePath = regexp.MustCompile(`(?i)^\\+\.\\pipe\\(.+)$`)

@@ -23,6 +23,11 @@ func TestWindowsPath(t *testing.T) {
 		{`certs\server.crt`, `certs\server.crt`},
 		{`certs/server.crt`, `certs\server.crt`},
 		{``, ``},
+		{`\\?\C:\var\lib\kubelet`, `C:\var\lib\kubelet`},
+		{`\??\c:\var\lib\kubelet`, `C:\var\lib\kubelet`},
+		{`//?/UNC/fileserver/share/ca.crt`, `\\fileserver\share\ca.crt`},
+		{`C:\Windows.\System32 \kl.`, `C:\Windows\System32\kl`},
+		{`\\.\PhysicalDrive0`, `\\.\PhysicalDrive0`},
 	} {
 		if got := WindowsPath(tc.in); got != tc.want {
 			t.Errorf("WindowsPath(%q) = %q, want %q", tc.in, got, tc.want)

@@ -113,9 +113,11 @@ func validateWindowsString(f stringField) *field.Error {
 		return field.Invalid(path, v, fmt.Sprintf("a relative path depends on the directory edgecore is started from "+
 			"(System32 for a service): use an absolute path such as %s", absExample(f)))
 	}
-	if name, why := ospath.BadName(Windows, v); name != "" {
-		return field.Invalid(path, v, fmt.Sprintf("the name %q cannot be a file or directory: %s; rename it, for example to %s",
-			name, why, absExample(f)))
+	if name, why, fix := ospath.BadName(Windows, v); name != "" {
+		if fix == "" {
+			fix = "rename it, for example to " + absExample(f)
+		}
+		return field.Invalid(path, v, fmt.Sprintf("the name %q cannot be used: %s; fix: %s", name, why, fix))
 	}
 	return nil
 }

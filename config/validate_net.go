@@ -41,9 +41,9 @@ func validateNetwork(c *v1alpha2.EdgeCoreConfig) field.ErrorList {
 					add(field.Invalid(kp.Child("podCIDR"), k.PodCIDR, "not a CIDR range: write it as address/prefix, such as 10.244.2.0/24, or remove the line"))
 				}
 			}
-			// 0 turns the read-only port off.
+			// 0 is refused by validateKubeletServer, which says why.
 			if k.ReadOnlyPort != 0 {
-				add(portField(kp.Child("readOnlyPort"), int(k.ReadOnlyPort), "0 to turn it off (the default), or a free port such as 10255"))
+				add(portField(kp.Child("readOnlyPort"), int(k.ReadOnlyPort), "10350, the port upstream's cloudstream names (edgecore serves the kubelet server on a pipe or socket only administrators can open, not on TCP)"))
 			}
 		}
 	}
@@ -111,11 +111,8 @@ func checkHostPort(p *field.Path, v, host, port string, ipOnly bool, example str
 	if host == "" {
 		return field.Invalid(p, v, "the host is missing: use "+example)
 	}
-	if ipOnly && net.ParseIP(host) == nil {
-		return field.Invalid(p, v, fmt.Sprintf("%q is not an IP address: use %s", host, example))
-	}
-	if !ipOnly && net.ParseIP(host) == nil && !validHostName(host) {
-		return field.Invalid(p, v, fmt.Sprintf("%q is neither an IP address nor a host name: use %s", host, example))
+	if why := hostProblem(host, ipOnly); why != "" {
+		return field.Invalid(p, v, why+"; fix: use "+example)
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 {
@@ -137,6 +134,46 @@ func urlField(p *field.Path, v, scheme, example string) *field.Error {
 		return field.Invalid(p, v, "the port is missing: use "+example)
 	}
 	return checkHostPort(p, v, u.Hostname(), u.Port(), false, example)
+}
+
+// hostProblem is the one judgement of the host of a host:port or URL, for
+// every field and flag that names one: "" for an IP address or a host
+// name (an IP address only, when ipOnly), otherwise why it is neither.
+//
+// A host that ends in a number is an IPv4 address or nothing: no
+// top-level domain is a number, and resolvers read such names in the old
+// inet_aton forms (1.2.3 is 1.2.0.3, 010.1.1.1 is octal for 8.1.1.1,
+// 0x7f.1 is 127.0.0.1), which net.ParseIP refuses; 999.1.1.1 would be
+// asked of DNS as a name. Either way the connection would not go where the
+// operator wrote, so such a host is refused as the address it looks like.
+func hostProblem(host string, ipOnly bool) string {
+	switch {
+	case net.ParseIP(host) != nil:
+		return ""
+	case endsInNumber(host):
+		return fmt.Sprintf("%s is not an IPv4 address (each of the four numbers is 0 to 255, written without leading zeros), "+
+			"and a host name does not end in a number", host)
+	case ipOnly:
+		return fmt.Sprintf("%q is not an IP address", host)
+	case !validHostName(host):
+		return fmt.Sprintf("%q is neither an IP address nor a host name", host)
+	}
+	return ""
+}
+
+// endsInNumber reports whether the last label of h (a final dot aside) is
+// a decimal or 0x hexadecimal number, as inet_aton would read it.
+func endsInNumber(h string) bool {
+	h = strings.TrimSuffix(h, ".")
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	digits := "0123456789"
+	if len(last) >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X') {
+		last, digits = last[2:], "0123456789abcdefABCDEF"
+		if last == "" {
+			return true // "0x" alone is 0 to inet_aton
+		}
+	}
+	return last != "" && strings.Trim(last, digits) == ""
 }
 
 // validHostName accepts a DNS name: labels of letters, digits and

@@ -136,7 +136,6 @@ func TestFieldValuesThatPass(t *testing.T) {
 	}
 	c.Modules.Edged.TailoredKubeletConfig.ClusterDNS = []string{"10.96.0.10", "fd00::10"}
 	c.Modules.Edged.TailoredKubeletConfig.PodCIDR = "10.244.2.0/24"
-	c.Modules.Edged.TailoredKubeletConfig.ReadOnlyPort = 0
 	c.Modules.EdgeHub.HTTPServer = "https://cloudcore.example.com:10002"
 	c.Modules.EdgeHub.WebSocket.Enable = true
 	c.Modules.EdgeHub.WebSocket.Server = "[fd00::1]:10000"

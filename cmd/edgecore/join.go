@@ -25,8 +25,8 @@ func newJoinCommand(host config.Host) *cobra.Command {
 		Use:   "join",
 		Short: "Join this host to a KubeEdge cloud and run edgecore as a Windows service",
 		Long: "Join this host to the cloudcore at --cloudcore-ipport with the token from `keadm gettoken`:\n" +
-			"write the configuration, restrict the node's directories (" + config.NewLayout(host).KubeEdgeDir + ", the database, the kubelet's root, logs)\n" +
-			"to SYSTEM and Administrators with Administrators their owner, install and start\n" +
+			"restrict the node's directories (" + config.NewLayout(host).KubeEdgeDir + ", the database, the kubelet's root, logs)\n" +
+			"to SYSTEM and Administrators with Administrators their owner, write the configuration into them, install and start\n" +
 			"the edgecore service, and wait until the node certificates are issued and the hub is connected.\n" +
 			"Each step is printed as it runs; a failure undoes what was done and names the fix.\n" +
 			"Run it from PowerShell started with \"Run as administrator\". --dry-run prints the steps only.",

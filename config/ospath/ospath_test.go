@@ -68,7 +68,30 @@ func TestClean(t *testing.T) {
 		{Windows, `certs/server.crt`, `certs\server.crt`},
 		{Windows, `.\certs\..\..\x`, `..\x`},
 		{Windows, ``, `.`},
+		// Device-path prefixes: the drive or share path they name.
+		{Windows, `\\?\C:\x`, `C:\x`},
+		{Windows, `\\?\c:\`, `C:\`},
+		{Windows, `\\.\C:\x\`, `C:\x`},
+		{Windows, `//?/C:/x`, `C:\x`},
+		{Windows, `\??\C:\x`, `C:\x`},
+		{Windows, `\\?\UNC\server\share\x`, `\\server\share\x`},
+		{Windows, `\\?\unc\server\share`, `\\server\share`},
+		// Other device paths stay devices, spelled \\.\.
+		{Windows, `\\?\pipe\x`, `\\.\pipe\x`},
+		{Windows, `\\.\PhysicalDrive0`, `\\.\PhysicalDrive0`},
+		{Windows, `\\?\C:`, `\\.\C:`},
+		// Trailing dots and spaces of every name, not of . and ...
+		{Windows, `C:\Windows.\System32\kl`, `C:\Windows\System32\kl`},
+		{Windows, `C:\Windows \System32\kl`, `C:\Windows\System32\kl`},
+		{Windows, `C:\Windows. . \System32...\kl `, `C:\Windows\System32\kl`},
+		{Windows, `C:\var\lib.\..\x`, `C:\var\x`},
+		{Windows, `C:\var\kubeedge\edgecore.db.`, `C:\var\kubeedge\edgecore.db`},
+		{Windows, ` x \y`, ` x\y`},
+		// Names of dots and spaces only are kept for BadName to refuse.
+		{Windows, `C:\var\...\x`, `C:\var\...\x`},
+		{Windows, `C:\var\ \x`, `C:\var\ \x`},
 		{linux, "/var//lib/./kubeedge/", "/var/lib/kubeedge"},
+		{linux, "/var/lib./x ", "/var/lib./x "},
 		{linux, "/../x", "/x"},
 		{linux, `C:\x`, `C:\x`},
 		{linux, "", "."},
@@ -153,7 +176,27 @@ func TestSame(t *testing.T) {
 		{Windows, `\\Server\Share\x`, `//server/share/X`, true},
 		{Windows, `C:\etc\kubeedge`, `D:\etc\kubeedge`, false},
 		{Windows, `C:\etc\kubeedge`, `C:\etc\kubeedge-old`, false},
+		// Every spelling of C:\Windows\System32.
+		{Windows, `C:\Windows\System32`, `C:\Windows.\System32`, true},
+		{Windows, `C:\Windows\System32`, `C:\Windows \System32`, true},
+		{Windows, `C:\Windows\System32`, `C:\Windows\System32. .`, true},
+		{Windows, `C:\Windows\System32`, `\\?\C:\Windows\System32`, true},
+		{Windows, `C:\Windows\System32`, `\\.\c:\windows\system32`, true},
+		{Windows, `C:\Windows\System32`, `//?/C:/Windows/System32`, true},
+		{Windows, `C:\Windows\System32`, `C:/Windows\System32/`, true},
+		{Windows, `C:\Windows\System32`, `c:\WINDOWS\system32`, true},
+		{Windows, `\\server\share\x`, `\\?\UNC\server\share\x`, true},
+		// What cannot be made canonical without the disk stays apart,
+		// for BadName to refuse: a short name, a stream, a device.
+		{Windows, `C:\Windows\System32`, `C:\WINDOW~1\System32`, false},
+		{Windows, `C:\Windows`, `C:\Windows::$INDEX_ALLOCATION`, false},
+		{Windows, `C:\Windows`, `\\.\HarddiskVolume1\Windows`, false},
+		{Windows, `C:\x`, `\\?\C:x`, false},
+		// Upper case as NTFS has it: the Kelvin sign is not K.
+		{Windows, `C:\k`, "C:\\\u212a", false},
+		{Windows, `C:\é`, `C:\É`, true},
 		{linux, "/etc/kubeedge/", "/etc/kubeedge", true},
+		{linux, "/etc/kubeedge.", "/etc/kubeedge", false},
 		{linux, "/etc/kubeedge", "/etc/KubeEdge", false},
 	} {
 		if got := Same(tc.goos, tc.a, tc.b); got != tc.want {
@@ -178,6 +221,14 @@ func TestWithin(t *testing.T) {
 		{Windows, `C:\etc\kubeedge`, `C:\etc`, false},
 		{Windows, `C:\`, `C:\var`, true},
 		{Windows, `\\server\share`, `\\server\share\x`, true},
+		{Windows, `C:\etc\kubeedge`, `\\?\C:\etc\kubeedge.\x`, true},
+		{Windows, `C:\etc\kubeedge`, `C:\etc\kubeedge \x`, true},
+		{Windows, `\\.\C:\etc\kubeedge\`, `c:/etc/KUBEEDGE/x`, true},
+		{Windows, `C:\Windows`, `C:\Windows.\System32\kl`, true},
+		{Windows, `\\server\share`, `\\?\UNC\server\share\x`, true},
+		{Windows, `C:\etc\kubeedge`, `C:\etc\kubeedge.old\x`, false},
+		{Windows, `C:\etc\kubeedge`, `C:\etc\KUBEED~1\x`, false},
+		{Windows, `C:\etc\kubeedge`, `C:\etc\kubeedge.\..\x`, false},
 		{linux, "/etc/kubeedge", "/etc/kubeedge/config/edgecore.yaml", true},
 		{linux, "/etc/kubeedge", "/etc/KubeEdge/config/edgecore.yaml", false},
 		{linux, "/etc/kubeedge", "/etc/kubeedge-old", false},
@@ -185,6 +236,18 @@ func TestWithin(t *testing.T) {
 	} {
 		if got := Within(tc.goos, tc.dir, tc.p); got != tc.want {
 			t.Errorf("Within(%s, %q, %q) = %v, want %v", tc.goos, tc.dir, tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestKey(t *testing.T) {
+	for _, tc := range []struct{ goos, in, want string }{
+		{Windows, `\\?\c:/Program Files./edgecore \`, `C:\PROGRAM FILES\EDGECORE`},
+		{Windows, `\\?\UNC\Server\Share\x`, `\\SERVER\SHARE\X`},
+		{linux, "/var/Lib/", "/var/Lib"},
+	} {
+		if got := Key(tc.goos, tc.in); got != tc.want {
+			t.Errorf("Key(%s, %q) = %q, want %q", tc.goos, tc.in, got, tc.want)
 		}
 	}
 }
@@ -222,14 +285,45 @@ func TestBadName(t *testing.T) {
 		{Windows, `C:\var\lib\LPT9.log`, "LPT9.log"},
 		{Windows, `C:\var\lib\AUX .txt`, "AUX .txt"},
 		{Windows, `C:\var\lib\prn  `, "prn  "},
+		{Windows, `C:\var\lib\com0`, "com0"},
+		{Windows, `C:\var\lib\LPT³.log`, "LPT³.log"},
+		{Windows, `C:\var\CONIN$`, "CONIN$"},
+		{Windows, `C:/var/conout$/x`, "conout$"},
 		// Not device names.
 		{Windows, `C:\var\lib\COM10\CONSOLE\nul1\lpt\auxiliary`, ""},
+		// Alternate data streams, the directory's own included.
+		{Windows, `C:\x\y:stream`, "y:stream"},
+		{Windows, `C:\Windows::$INDEX_ALLOCATION\System32`, "Windows::$INDEX_ALLOCATION"},
+		// Device paths that are not drive or UNC paths; those that are
+		// are judged by their names.
+		{Windows, `\\.\PhysicalDrive0`, `\\.\PhysicalDrive0`},
+		{Windows, `\\.\pipe\containerd-containerd`, `\\.\pipe`},
+		{Windows, `//?/Volume{0b1a6a3e-0000-0000-0000-100000000000}/x`, `\\.\Volume{0b1a6a3e-0000-0000-0000-100000000000}`},
+		{Windows, `\\?\GLOBALROOT\Device\HarddiskVolume1\x`, `\\.\GLOBALROOT`},
+		{Windows, `\\?\C:`, `\\.\C:`},
+		{Windows, `\\?\C:\var\lib\kubelet`, ""},
+		{Windows, `\\.\C:\var\lib\kubelet`, ""},
+		{Windows, `\\?\UNC\server\share\x`, ""},
+		{Windows, `\\?\C:\var\NUL`, "NUL"},
+		// 8.3 short names: only the disk knows the long name.
+		{Windows, `C:\PROGRA~1\edgecore`, "PROGRA~1"},
+		{Windows, `C:\window~1\System32`, "window~1"},
+		{Windows, `C:\var\KUBEL~12.LOG`, "KUBEL~12.LOG"},
+		{Windows, `C:\var\~1`, "~1"},
+		// Too long for a short name, or no number after the tilde.
+		{Windows, `C:\var\kubelet~1\backup~x\a~1.json\~\x~1.y.z`, ""},
+		// Names Win32 trims to nothing.
+		{Windows, `C:\var\...\x`, "..."},
+		{Windows, `C:\var\. .\x`, ". ."},
+		{Windows, `C:\var\ \x`, " "},
+		// Trailing dots and spaces are Clean's to drop, not refused.
+		{Windows, `C:\Windows.\System32 \x..`, ""},
 		// The drive's colon is not part of a name; a second one is.
 		{Windows, `C:\a\C:\b`, "C:"},
 		{"linux", `/var/lib/a:b/<c>|*?`, ""},
 		{"linux", "/var/lib/a\x00b", "a\x00b"},
 	} {
-		name, why := BadName(tc.goos, tc.p)
+		name, why, _ := BadName(tc.goos, tc.p)
 		if name != tc.name {
 			t.Errorf("BadName(%s, %q) = %q (%s), want %q", tc.goos, tc.p, name, why, tc.name)
 		}

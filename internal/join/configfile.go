@@ -69,9 +69,11 @@ func (o *ConfigOptions) Validate() error {
 // o.Output (or out for "-"). reach checks that cloudcore answers (nil when
 // offline). On Windows a file's mode only toggles read-only, so acls is
 // what keeps the token from other accounts: a parent another account owns
-// is refused before the token is written; after, the node's existing
-// directories, or the file itself when it lies outside them, are
-// restricted.
+// or may rename is refused before the token is written; then the file's
+// directory is made (protect.Create) and the node's directories are
+// restricted, so that a file written into one of them is restricted from
+// its first byte; after, the file itself is restricted when it lies
+// outside them.
 func WriteConfig(out io.Writer, o ConfigOptions, reach config.Reach, acls protect.Host) error {
 	if o.Offline {
 		reach = nil
@@ -98,10 +100,24 @@ func WriteConfig(out io.Writer, o ConfigOptions, reach config.Reach, acls protec
 	if err := protect.Check(targets, acls); err != nil {
 		return err
 	}
+	if goos := o.Host.GOOS; goos == config.Windows {
+		abs, err := absOutput(o.Host, o.Output)
+		if err != nil {
+			return err
+		}
+		if _, err := protect.Create(goos, targets, ospath.Dir(goos, abs), acls); err != nil {
+			return err
+		}
+		if _, err := protect.Enforce(targets, acls, true); err != nil {
+			return err
+		}
+	}
 	if err := config.WriteNewFile(o.Output, data, 0o600, o.Overwrite); err != nil {
 		return err
 	}
-	if _, err := protect.Enforce(targets, acls, true); err != nil {
+	// Only what differs now: the file, when no restricted directory
+	// holds it.
+	if _, err := protect.Enforce(targets, acls, false); err != nil {
 		return fmt.Errorf("wrote %s, but %w", o.Output, err)
 	}
 	fmt.Fprintf(out, "Wrote %s for node %s. Start edgecore with: %s --config %s\n",
@@ -114,22 +130,25 @@ func WriteConfig(out io.Writer, o ConfigOptions, reach config.Reach, acls protec
 // current directory still holds the token). None outside Windows, where
 // the file's mode 0600 does.
 func configTargets(c *v1alpha2.EdgeCoreConfig, host config.Host, output string) ([]protect.Target, error) {
-	l := config.NewLayout(host)
-	targets, err := protect.Targets(c, l, "")
-	if err != nil || host.GOOS != config.Windows {
-		return targets, err
+	if host.GOOS != config.Windows {
+		return nil, nil
 	}
-	abs := output
-	if !ospath.IsAbs(host.GOOS, abs) {
-		// Relative to where config runs, which is this host.
-		if abs, err = filepath.Abs(output); err != nil {
-			return nil, fmt.Errorf("--output %s: %w", output, err)
-		}
+	abs, err := absOutput(host, output)
+	if err != nil {
+		return nil, err
 	}
-	for _, t := range targets {
-		if t.Restrict && ospath.Within(host.GOOS, t.Path, abs) {
-			return targets, nil
-		}
+	return protect.Targets(c, config.NewLayout(host), "", protect.ConfigFiles(abs, "")...)
+}
+
+// absOutput is --output as an absolute path.
+func absOutput(host config.Host, output string) (string, error) {
+	if ospath.IsAbs(host.GOOS, output) {
+		return output, nil
 	}
-	return append(targets, protect.Target{What: "the configuration with the join token", Path: abs, Restrict: true}), nil
+	// Relative to where config runs, which is this host.
+	abs, err := filepath.Abs(output)
+	if err != nil {
+		return "", fmt.Errorf("--output %s: %w", output, err)
+	}
+	return abs, nil
 }

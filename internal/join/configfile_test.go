@@ -2,13 +2,16 @@ package join
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
 
 func configOptions(host config.Host, output string) ConfigOptions {
@@ -94,5 +97,46 @@ func TestConfigTargetsAddTheFileOutsideTheNodesDirectories(t *testing.T) {
 	}
 	if len(outside) != len(inside)+1 || outside[len(outside)-1].Path != `D:\setup\edgecore.yaml` || !outside[len(outside)-1].Restrict {
 		t.Errorf("targets for a file outside: %+v (inside: %d)", outside[len(outside)-1], len(inside))
+	}
+}
+
+// On Windows the node's directories are restricted before the token is
+// written, so a file written into one is restricted from its first byte;
+// a file outside them is restricted as soon as it is written.
+func TestWriteConfigRestrictsBeforeWritingTheToken(t *testing.T) {
+	host := config.Host{GOOS: config.Windows, Hostname: "edge-1", NodeIP: "192.0.2.7"}
+	output := filepath.Join(t.TempDir(), "edgecore.yaml")
+	sddl := map[string]string{`C:\etc\kubeedge`: "O:BAD:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"}
+	var calls []string
+	acls := protect.Host{
+		Exists: func(path string) (bool, error) {
+			if _, ok := sddl[path]; ok {
+				return true, nil
+			}
+			_, err := os.Lstat(path)
+			return err == nil && strings.HasPrefix(path, "/"), nil
+		},
+		Read: func(path string) (acl.Security, error) {
+			s, ok := sddl[path]
+			if !ok {
+				// As the temporary directory's ACL would be: Users read.
+				s = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
+			}
+			return acl.ParseSDDL(s)
+		},
+		Restrict: func(root string) error {
+			_, err := os.Stat(output)
+			calls = append(calls, fmt.Sprintf("restrict %s (file written: %v)", root, err == nil))
+			sddl[root] = "O:BAD:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
+			return nil
+		},
+		Mkdir: func(path, sddl string) error { return fmt.Errorf("mkdir %s: the output's directory exists", path) },
+	}
+	if err := WriteConfig(&bytes.Buffer{}, configOptions(host, output), nil, acls); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`restrict C:\etc\kubeedge (file written: false)`, "restrict " + output + " (file written: true)"}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("did\n%s\nwant\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -376,9 +376,16 @@ type world struct {
 	acl      []string
 	aclErr   error
 	// sddl is the owner and DACL of a path, as Windows prints them; a
-	// path without one is as an administrator made it in C:\.
-	sddl      map[string]string
-	removeTok []string
+	// path without one is as an administrator made it in C:\, or as join
+	// created it (made).
+	sddl map[string]string
+	// made is the descriptor each directory join created was given.
+	made map[string]string
+	// clientEdition makes C:\ what it is on client editions of Windows:
+	// what is created in it with its ACL lets Authenticated Users
+	// modify it.
+	clientEdition bool
+	removeTok     []string
 }
 
 func newWorld(t *testing.T) *world {
@@ -390,6 +397,7 @@ func newWorld(t *testing.T) *world {
 		clock:    &fakeClock{now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)},
 		elevated: true,
 		reach:    map[string]error{},
+		made:     map[string]string{},
 	}
 }
 
@@ -443,6 +451,14 @@ func (w *world) system() System {
 				}
 				sddl, ok := w.sddl[path]
 				if !ok {
+					sddl = w.made[path]
+				}
+				switch {
+				case sddl != "":
+				case w.clientEdition:
+					// As an administrator made it in C:\ on Windows 10 or 11.
+					sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)(A;ID;0x1301bf;;;AU)"
+				default:
 					// As an administrator made it in C:\: every user may read.
 					sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
 				}
@@ -450,9 +466,19 @@ func (w *world) system() System {
 			},
 			Restrict: func(root string) error {
 				w.acl = append(w.acl, root)
+				w.fs.mu.Lock()
+				w.fs.record("restrict %s", root)
+				w.fs.mu.Unlock()
 				return w.aclErr
 			},
 			Exists: func(path string) (bool, error) { return w.fs.has(path), nil },
+			Mkdir: func(path, sddl string) error {
+				if err := w.fs.Mkdir(path); err != nil {
+					return err
+				}
+				w.made[path] = sddl
+				return nil
+			},
 		},
 		Services: w.services,
 		Clock:    w.clock,

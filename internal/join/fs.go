@@ -17,8 +17,6 @@ type FS interface {
 	// Lstat describes path without following a final symbolic link; an
 	// error wrapping fs.ErrNotExist means there is nothing there.
 	Lstat(path string) (fs.FileInfo, error)
-	// Mkdir creates one directory whose parent exists.
-	Mkdir(path string) error
 	ReadDir(path string) ([]fs.DirEntry, error)
 	// Remove removes a file, an empty directory or a link (not its target).
 	Remove(path string) error
@@ -33,7 +31,6 @@ type FS interface {
 type OSFS struct{}
 
 func (OSFS) Lstat(path string) (fs.FileInfo, error)     { return os.Lstat(path) }
-func (OSFS) Mkdir(path string) error                    { return os.Mkdir(path, 0o750) }
 func (OSFS) ReadDir(path string) ([]fs.DirEntry, error) { return os.ReadDir(path) }
 func (OSFS) Remove(path string) error                   { return os.Remove(path) }
 func (OSFS) ReadFile(path string) ([]byte, error)       { return os.ReadFile(path) }

@@ -201,7 +201,7 @@ func TestJoinTakesTheKubeEdgeDirectoryFromTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := j.Plan().Steps[5].Description; !strings.Contains(got, `D:\etc\kubeedge`) {
+	if got := j.Plan().Steps[4].Description; !strings.Contains(got, `D:\etc\kubeedge`) {
 		t.Errorf("restrict access step: %s", got)
 	}
 	if hub := j.cfg.Modules.EdgeHub; hub.TLSCertFile != `D:\etc\kubeedge\certs\server.crt` {

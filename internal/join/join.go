@@ -24,6 +24,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
+	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -60,14 +61,16 @@ const (
 	flagTimeout = "--timeout"
 )
 
-// The steps of a join, in order.
+// The steps of a join, in order. Access is restricted before the
+// configuration is written: the file holds the join token, and a file
+// created in a restricted directory is restricted from its first byte.
 const (
 	stepValidate  = "validate inputs"
 	stepElevated  = "check Administrator"
 	stepEarlier   = "check for an earlier installation"
 	stepDirs      = "create directories"
-	stepConfig    = "write the configuration"
 	stepACL       = "restrict access"
+	stepConfig    = "write the configuration"
 	stepService   = "install and start the service"
 	stepWait      = "wait for certificates and the hub connection"
 	numJoinSteps  = 8
@@ -202,7 +205,8 @@ func (j *Join) prepare(c *v1alpha2.EdgeCoreConfig, rewrites []config.Rewrite) er
 	// may replace.
 	l := config.NewLayout(o.Host)
 	l.LogDir = ospath.Dir(j.goos, o.LogFile)
-	if j.protected, err = protect.Targets(c, l, o.Executable); err != nil {
+	files := protect.ConfigFiles(o.ConfigFile, upgrade.SettingsPath(j.goos, o.ConfigFile))
+	if j.protected, err = protect.Targets(c, l, o.Executable, files...); err != nil {
 		return err
 	}
 	cloud, err := config.CloudEndpoints(c)
@@ -220,7 +224,9 @@ func (j *Join) prepare(c *v1alpha2.EdgeCoreConfig, rewrites []config.Rewrite) er
 }
 
 // directories are those the node needs: the ones the configuration names,
-// the configuration's own, the log's and the protected kubeedge directory.
+// the configuration's own, the log's, the protected kubeedge directory and
+// every other restricted directory of protect's description (the kubelet's
+// device plugins, when its root is elsewhere).
 func (j *Join) directories() []string {
 	var dirs []string
 	add := func(d string) {
@@ -237,6 +243,11 @@ func (j *Join) directories() []string {
 		add(d.Path)
 	}
 	add(ospath.Dir(j.goos, j.o.LogFile))
+	for _, t := range j.protected {
+		if t.Restrict && !t.File {
+			add(t.Path)
+		}
+	}
 	return dirs
 }
 
@@ -259,29 +270,30 @@ func (j *Join) Plan() steps.Plan {
 		{
 			Name: stepEarlier,
 			Description: fmt.Sprintf("refuse if the service %q, %s or the node certificates %s, %s already exist, "+
-				"or if another account than SYSTEM and Administrators owns a directory of the node or a parent of one, or may change %s",
+				"or if another account than SYSTEM and Administrators owns a directory of the node, owns or may rename a parent of one, or may change %s",
 				j.svc.Name, j.o.ConfigFile, hub.TLSCertFile, hub.TLSPrivateKeyFile, j.o.Executable),
 			Do: j.checkEarlier,
 		},
 		{
-			Name:        stepDirs,
-			Description: "create those missing of " + strings.Join(j.directories(), ", "),
-			Do:          j.createDirs,
-			Undo:        j.removeDirs,
+			Name: stepDirs,
+			Description: "create those missing of " + strings.Join(j.directories(), ", ") +
+				", each protected from its creation: the node's own open to SYSTEM and Administrators only, a new parent such as C:\\etc changed by them only",
+			Do:   j.createDirs,
+			Undo: j.removeDirs,
+		},
+		{
+			Name:        stepACL,
+			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in them, before any secret is written", strings.Join(j.restrictedDirs(), " and ")),
+			Do:          j.restrict,
+			// No undo: the directories hold only kubeedge's files, so a
+			// tighter ACL is harmless, and if join created them, undoing
+			// "create directories" removes them.
 		},
 		{
 			Name:        stepConfig,
 			Description: fmt.Sprintf("write %s for node %s, with the join token until the certificates are issued, and load it back", j.o.ConfigFile, j.NodeName()),
 			Do:          j.writeConfig,
 			Undo:        j.removeConfig,
-		},
-		{
-			Name:        stepACL,
-			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in them", strings.Join(j.restrictedDirs(), " and ")),
-			Do:          j.restrict,
-			// No undo: the directories hold only kubeedge's files, so a
-			// tighter ACL is harmless, and if join created them, undoing
-			// "create directories" removes them.
 		},
 		{
 			Name:        stepService,
@@ -393,31 +405,24 @@ func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 	}
 	fmt.Fprintln(out, "none found")
 	// Before the token is written: a directory, or a parent, that another
-	// account owns would let it read the token or replace the node's
-	// files; each refusal names its own fix.
+	// account owns or may rename would let it read the token or replace
+	// the node's files; each refusal names its own fix.
 	return protect.Check(j.protected, j.sys.Protect)
 }
 
+// createDirs makes the missing directories, each with protect's
+// descriptor from its first moment (protect.Create): a parent made with
+// C:\'s ACL would be open to Authenticated Users on client editions, and
+// refused by the next step.
 func (j *Join) createDirs(_ context.Context, out io.Writer) error {
 	for _, d := range j.directories() {
-		var missing []string
-		for _, a := range ospath.Ancestors(j.goos, d) {
-			ok, err := exists(j.sys.FS, a)
-			if err != nil {
-				return err
-			}
-			if ok {
-				break
-			}
-			missing = append(missing, a)
+		made, err := protect.Create(j.goos, j.protected, d, j.sys.Protect)
+		for _, m := range made {
+			j.created = append(j.created, m)
+			fmt.Fprintf(out, "created %s\n", m)
 		}
-		for i := len(missing) - 1; i >= 0; i-- {
-			if err := j.sys.FS.Mkdir(missing[i]); err != nil {
-				return steps.WithFix(fmt.Errorf("create %s: %w", missing[i], err),
-					"make sure no file has that name and the drive is writable, then run join again")
-			}
-			j.created = append(j.created, missing[i])
-			fmt.Fprintf(out, "created %s\n", missing[i])
+		if err != nil {
+			return steps.WithFix(err, "make sure no file has that name and the drive is writable, then run join again")
 		}
 	}
 	if len(j.created) == 0 {

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
 	"github.com/kubeedge-windows/edgecore/internal/steps"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -19,8 +22,8 @@ var joinStepNames = []string{
 	"[2/8] check Administrator",
 	"[3/8] check for an earlier installation",
 	"[4/8] create directories",
-	"[5/8] write the configuration",
-	"[6/8] restrict access",
+	"[5/8] restrict access",
+	"[6/8] write the configuration",
 	"[7/8] install and start the service",
 	"[8/8] wait for certificates and the hub connection",
 }
@@ -666,5 +669,100 @@ func TestJoinTunnel(t *testing.T) {
 	}
 	if j.cfg.Modules.EdgeStream.Enable {
 		t.Error("--stream=false left edgeStream on")
+	}
+}
+
+// indexOf is the position of the first change that starts with prefix,
+// or -1.
+func indexOf(changes []string, prefix string) int {
+	for i, c := range changes {
+		if strings.HasPrefix(c, prefix) {
+			return i
+		}
+	}
+	return -1
+}
+
+// The token is written into a directory that is already restricted, so
+// the file is restricted from its first byte; every directory join makes
+// is protected from its creation; and the certificate directory edgehub
+// writes the node's key into at its first start is one of them.
+func TestJoinRestrictsBeforeAnySecretIsWritten(t *testing.T) {
+	w := newWorld(t)
+	w.edgecoreIssues(true)
+	var out bytes.Buffer
+	if err := Run(context.Background(), &out, w.options(), w.system()); err != nil {
+		t.Fatalf("join failed: %v\n%s", err, out.String())
+	}
+	write := indexOf(w.fs.changes, "write "+cfgFile)
+	if write < 0 {
+		t.Fatalf("the configuration was not written: %v", w.fs.changes)
+	}
+	for _, d := range []string{`C:\etc\kubeedge`, `C:\var\lib\kubeedge`, `C:\var\lib\kubelet`, `C:\var\log\pods`, `C:\var\log\kubeedge`} {
+		if r := indexOf(w.fs.changes, "restrict "+d); r < 0 || r > write {
+			t.Errorf("%s restricted at change %d, the token written at %d:\n%s", d, r, write, strings.Join(w.fs.changes, "\n"))
+		}
+	}
+	for dir, want := range map[string]string{
+		`C:\etc`: acl.ParentSDDL, `C:\var`: acl.ParentSDDL, `C:\var\lib`: acl.ParentSDDL, `C:\var\log`: acl.ParentSDDL,
+		`C:\etc\kubeedge`: acl.DirectorySDDL, `C:\var\lib\kubelet`: acl.DirectorySDDL, `C:\var\log\kubeedge`: acl.DirectorySDDL,
+		// Inside a restricted directory: what it inherits.
+		`C:\etc\kubeedge\config`: "", `C:\etc\kubeedge\certs`: "", `C:\var\lib\kubelet\volumeplugins`: "",
+	} {
+		if got, ok := w.made[dir]; !ok || got != want {
+			t.Errorf("%s created with %q (created: %v), want %q", dir, got, ok, want)
+		}
+	}
+}
+
+// On Windows 10 and 11, a folder made in C:\ with C:\'s ACL lets
+// Authenticated Users rename it: join makes its own parents so that no
+// one else may, and they pass the check of the next join step.
+func TestJoinOnAClientEditionMakesParentsOthersMayNotRename(t *testing.T) {
+	w := newWorld(t)
+	w.clientEdition = true
+	w.edgecoreIssues(true)
+	var out bytes.Buffer
+	if err := Run(context.Background(), &out, w.options(), w.system()); err != nil {
+		t.Fatalf("join failed: %v\n%s", err, out.String())
+	}
+}
+
+// A parent an administrator made earlier with C:\'s ACL on a client
+// edition is refused before anything changes, with the command that
+// takes the others' rights away.
+func TestJoinRefusesAParentOthersMayRenameBeforeWritingTheToken(t *testing.T) {
+	w := newWorld(t)
+	w.clientEdition = true
+	w.fs.mkdirAll(`C:\etc`)
+	before := w.fs.paths()
+	err := Run(context.Background(), &bytes.Buffer{}, w.options(), w.system())
+	stepError(t, err, 3)
+	mustContain(t, "error", fmt.Sprint(err),
+		`C:\etc (the configuration, join token, node key and certificates, backups and upgrade journal) is a parent that others may rename or empty: Authenticated Users has 0x1301bf`,
+		`icacls "C:\etc" /inheritance:d`, `icacls "C:\etc" /remove:g *S-1-5-11`)
+	if after := w.fs.paths(); !reflect.DeepEqual(after, before) || len(w.acl) != 0 {
+		t.Errorf("join changed the host before refusing: %v -> %v, restricted %v", before, after, w.acl)
+	}
+}
+
+// With access restricted before the configuration, a configuration that
+// does not load back still undoes its write and the directories join
+// made, as before.
+func TestJoinUndoesTheConfigurationAfterRestricting(t *testing.T) {
+	w := newWorld(t)
+	before := w.fs.paths()
+	sys := w.system()
+	sys.LoadConfig = func(path string) (*v1alpha2.EdgeCoreConfig, error) {
+		return nil, errors.New("modules.edged.tailoredKubeletConfig.maxPods: Invalid value")
+	}
+	err := Run(context.Background(), &bytes.Buffer{}, w.options(), sys)
+	stepError(t, err, 6)
+	mustContain(t, "error", err.Error(), "rolled back: write the configuration, create directories")
+	if len(w.acl) == 0 {
+		t.Error("nothing was restricted before the configuration was written")
+	}
+	if after := w.fs.paths(); !reflect.DeepEqual(after, before) {
+		t.Errorf("after rollback the host has %v, want %v", after, before)
 	}
 }

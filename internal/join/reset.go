@@ -138,6 +138,17 @@ func newReset(o ResetOptions, sys System, out io.Writer) *reset {
 	if o.ServiceName == "" {
 		o.ServiceName = service.DefaultName
 	}
+	// Reset's bounds compare paths in ospath's one form (Within), so the
+	// flags' paths are read and removed in that form too: a --config of
+	// C:\etc\kubeedge \config\edgecore.yaml counts as inside
+	// C:\etc\kubeedge, and must not remove the file of that look-alike
+	// folder, which is outside. The configuration's own paths are in that
+	// form once loaded (config.Normalize).
+	for _, p := range []*string{&o.ConfigFile, &o.LogFile} {
+		if *p != "" {
+			*p = ospath.Clean(o.Host.GOOS, *p)
+		}
+	}
 	r := &reset{o: o, sys: sys, goos: o.Host.GOOS, layout: config.NewLayout(o.Host)}
 	ok, err := exists(sys.FS, o.ConfigFile)
 	if err == nil && ok {
@@ -182,9 +193,14 @@ func (r *reset) configFiles() []named {
 
 // inside reports whether p lies inside one of the node's own directories.
 // Only the path's text is judged here; removeFiles also refuses a path
-// that passes through a link.
+// that passes through a link. A path with a name whose place only the
+// disk knows (an 8.3 short name, a stream, a device path: ospath.BadName)
+// is not judged inside: it may be anywhere.
 func (r *reset) inside(p string) bool {
 	if !ospath.IsAbs(r.goos, p) {
+		return false
+	}
+	if name, _, _ := ospath.BadName(r.goos, p); name != "" {
 		return false
 	}
 	for _, d := range r.layout.NodeDirs() {

@@ -422,3 +422,57 @@ func TestResetDryRunChangesNothing(t *testing.T) {
 		t.Errorf("dry run changed the host")
 	}
 }
+
+// Reset's bounds judge every spelling of a path as Windows reads it: a
+// device-path prefix or trailing dots and spaces do not move a file out of
+// the node's directories or into them, and a name only the disk could
+// place (a short name, a stream, a device) is never judged inside.
+func TestResetBoundsJudgeEverySpelling(t *testing.T) {
+	w := newWorld(t)
+	r := newReset(w.resetOptions(), w.system(), &bytes.Buffer{})
+	for p, want := range map[string]bool{
+		`C:\etc\kubeedge\ca\rootCA.crt`:                        true,
+		`\\?\C:\etc\kubeedge\ca\rootCA.crt`:                    true,
+		`\\.\c:\ETC\kubeedge\ca\rootCA.crt`:                    true,
+		`C:/etc/kubeedge./ca/rootCA.crt`:                       true,
+		`C:\var\log\kubeedge \edgecore.log`:                    true,
+		`C:\etc\kubeedge.\..\Windows\System32\config\SAM`:      false,
+		`\\?\C:\Windows\System32\config\SAM`:                   false,
+		`C:\etc\kubeedge.old\x`:                                false,
+		`C:\etc\KUBEED~1\ca\rootCA.crt`:                        false,
+		`C:\etc\kubeedge\PROGRA~1\x`:                           false,
+		`C:\etc\kubeedge\ca::$INDEX_ALLOCATION\x`:              false,
+		`\\.\HarddiskVolume3\etc\kubeedge\x`:                   false,
+		`\\?\GLOBALROOT\Device\HarddiskVolume3\etc\kubeedge\x`: false,
+	} {
+		if got := r.inside(p); got != want {
+			t.Errorf("inside(%s) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// A --config spelled with a device prefix or a trailing dot is the node's
+// configuration; one in a look-alike folder (C:\etc\kubeedge with a
+// trailing space, which Windows keeps when made through \\?\) is not
+// removed for it.
+func TestResetReadsAndRemovesTheConfigurationInItsCanonicalForm(t *testing.T) {
+	for _, spelled := range []string{`\\?\C:\etc\kubeedge\config\edgecore.yaml`, `C:\etc\kubeedge.\config\edgecore.yaml`, `C:\etc\kubeedge \config\edgecore.yaml`} {
+		t.Run(spelled, func(t *testing.T) {
+			w := joined(t)
+			w.fs.write(spelled, w.fs.content(cfgFile))
+			o := w.resetOptions()
+			o.ConfigFile = spelled
+			var out bytes.Buffer
+			if err := Reset(context.Background(), nil, &out, false, o, w.system()); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			mustContain(t, "output", out.String(), `removed `+cfgFile)
+			if w.fs.has(cfgFile) {
+				t.Errorf("the node's configuration %s was not removed", cfgFile)
+			}
+			if strings.Contains(spelled, ` \`) && !w.fs.has(spelled) {
+				t.Errorf("reset removed %s, the file of a look-alike folder", spelled)
+			}
+		})
+	}
+}

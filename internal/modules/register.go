@@ -18,6 +18,7 @@ import (
 	"github.com/kubeedge/kubeedge/edge/pkg/taskmanager"
 	dbtest "github.com/kubeedge/kubeedge/edge/test"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 )
 
@@ -42,13 +43,15 @@ func migrateDatabase(dataSource string) {
 	}
 }
 
-// Register opens the database with the tables of the enabled modules, then
+// Register puts the kubelet server where only administrators reach it,
+// opens the database with the tables of the enabled modules, then
 // registers every edge module with its part of c, and last the Windows
 // node job runners, which must replace upstream's: taskmanager.Register
 // installs those.
-func Register(c *v1alpha2.EdgeCoreConfig, upgrades *UpgradeAgent) {
+func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent) {
 	node := c.Modules.Edged.HostnameOverride
 	installDMIListener()
+	installKubeletServer(config.KubeletServerOf(c, goos))
 	dao.Init(c.DataBase.DataSource, c.Modules.DeviceTwin, c.Modules.EventBus, c.Modules.MetaManager, c.Modules.ServiceBus)
 	migrateDatabase(c.DataBase.DataSource)
 	devicetwin.Register(c.Modules.DeviceTwin, node)

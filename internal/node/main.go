@@ -37,6 +37,7 @@ func Main(opts Options) error {
 	if err := opts.Validate(runtime.GOOS); err != nil {
 		return err
 	}
+	opts.asService = asService
 	// Before anything else can print: what a service prints to standard
 	// error, a panic's stacks and the error main prints when Main fails
 	// included, goes nowhere unless it is redirected.

@@ -32,6 +32,11 @@ type Options struct {
 	// MemoryLimit is --memory-limit, the Go runtime's soft memory limit
 	// when given (see internal/memlimit for what applies otherwise).
 	MemoryLimit memlimit.Setting
+
+	// asService is set by Main when the service manager started the
+	// process: a service refuses to start on files it cannot vouch for
+	// (prepareFiles).
+	asService bool
 }
 
 // AddFlags binds the node's own flags to o (the log flags are the Logs

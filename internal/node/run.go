@@ -61,10 +61,13 @@ func Run(ctx context.Context, opts Options) error {
 	klog.InfoS("Starting edgecore", "version", version.Get().Version, "kubeedge", upstreamversion.Get().GitVersion,
 		"commit", version.Get().GitCommit, "config", opts.ConfigFile)
 
-	if err := prepareDirectories(cfg); err != nil {
-		return err
+	// Before any module starts: edgehub writes the node's key and
+	// certificates, edged Secrets, the upgrade agent acts on the journal.
+	exe, err := os.Executable()
+	if err != nil {
+		exe = ""
 	}
-	if err := protectFiles(cfg, host); err != nil {
+	if err := prepareFiles(cfg, host, opts.ConfigFile, exe, opts.asService, protect.HostACLs()); err != nil {
 		return err
 	}
 	// Upstream skips the check when the metaserver is on: then a kubelet
@@ -103,7 +106,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	upgrades := modules.NewUpgradeAgent(ctx, host, cfg, opts.ConfigFile)
-	modules.Register(cfg, upgrades)
+	modules.Register(cfg, host.GOOS, upgrades)
 	// An upgrade that restarted the service into this process (or was cut
 	// short by a power loss) is finished or rolled back from here.
 	upgrades.Watch(ctx)
@@ -167,52 +170,6 @@ func readBootstrapToken(cfg *v1alpha2.EdgeCoreConfig) error {
 		return fmt.Errorf("read bootstrap token file %s: %w", constants.BootstrapFile, err)
 	}
 	cfg.Modules.EdgeHub.Token = strings.TrimSpace(string(data))
-	return nil
-}
-
-// prepareDirectories creates the directories the configuration names. On a
-// fresh Windows host none exist, and upstream's own check uses path.Dir,
-// which does not understand backslashes, so SQLite fails with "unable to
-// open database file".
-func prepareDirectories(cfg *v1alpha2.EdgeCoreConfig) error {
-	for _, d := range config.Directories(cfg, runtime.GOOS) {
-		if err := os.MkdirAll(d.Path, 0o750); err != nil {
-			return fmt.Errorf("%s: cannot create directory %s: %w", d.Field, d.Path, err)
-		}
-	}
-	return nil
-}
-
-// protectFiles applies protect's description at every start, before the
-// modules write a Secret to the database or a volume: directories created
-// by an older version, copied in, or loosened by hand are restricted again,
-// and each repair is logged with what it was. What protect refuses (a
-// directory another account owns, an executable others may change) is
-// logged with its fix and the node runs on: stopping it would protect
-// nothing. Only a configuration that names a directory of Windows itself
-// stops the start, since restricting that would break the host.
-func protectFiles(cfg *v1alpha2.EdgeCoreConfig, host config.Host) error {
-	if runtime.GOOS != config.Windows {
-		return nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		exe = ""
-	}
-	targets, err := protect.Targets(cfg, config.NewLayout(host), exe)
-	if err != nil {
-		return err
-	}
-	repairs, findings, err := protect.AtStart(targets, protect.HostACLs())
-	for _, r := range repairs {
-		klog.InfoS("Restricted a directory of the node that others could read or change", "repair", r.String())
-	}
-	for _, f := range findings {
-		klog.ErrorS(nil, "The edgecore.exe the service runs is not protected", "finding", f.String())
-	}
-	if err != nil {
-		klog.ErrorS(err, "The node's files are not protected from other accounts")
-	}
 	return nil
 }
 

@@ -8,12 +8,14 @@ import (
 
 const nameProtected = "Node files protected"
 
-// checkProtected reports each directory of the node that other accounts
-// may read (the database caches Secrets, the kubelet's root holds secret
-// volumes, C:\etc\kubeedge the key and the join token) as a WARN that
-// edgecore repairs at its next start, and each one another account owns,
-// or a parent of one, as a FAIL: its owner may rewrite its ACL or replace
-// it, and edgecore refuses to take it over.
+// checkProtected reports each directory or file of the node that other
+// accounts may read (the database caches Secrets, the kubelet's root holds
+// secret volumes, C:\etc\kubeedge the key and the join token) as a WARN
+// that edgecore repairs at its next start, and each one another account
+// owns, or a parent of one another account owns or may rename, as a
+// FAIL: its owner may rewrite its ACL or replace it, whoever may rename a
+// parent may put their own in its place, and edgecore refuses to take
+// either over; the service does not start until it is fixed.
 func checkProtected(cfg Config, p Probes) []Row {
 	if cfg.ProtectedErr != nil {
 		return []Row{fail(nameProtected, oneLine(cfg.ProtectedErr.Error()), "give the field named above a directory of the node's own")}

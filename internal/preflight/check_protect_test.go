@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
@@ -29,14 +31,22 @@ func aclHost(sddl map[string]string) *protect.Host {
 	}
 }
 
-func protectedConfig(t *testing.T) Config {
+// protectHost is the Windows host of the protection checks.
+var protectHost = config.Host{GOOS: config.Windows, Hostname: "EDGE-1"}
+
+// sample is the default configuration of protectHost.
+func sample(t *testing.T) *v1alpha2.EdgeCoreConfig {
 	t.Helper()
-	host := config.Host{GOOS: config.Windows, Hostname: "EDGE-1"}
-	c, err := config.Sample(config.KindDefault, host)
+	c, err := config.Sample(config.KindDefault, protectHost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc := FromConfig(c, host)
+	return c
+}
+
+func protectedConfig(t *testing.T) Config {
+	t.Helper()
+	pc := FromConfig(sample(t), protectHost, "")
 	if pc.ProtectedErr != nil || len(pc.Protected) == 0 {
 		t.Fatalf("FromConfig lists no protected paths: %v", pc.ProtectedErr)
 	}
@@ -80,13 +90,9 @@ func TestProtectedWarnsReadableAndFailsForeignOwners(t *testing.T) {
 }
 
 func TestProtectedFailsAWindowsDirectoryInTheConfiguration(t *testing.T) {
-	host := config.Host{GOOS: config.Windows, Hostname: "EDGE-1"}
-	c, err := config.Sample(config.KindDefault, host)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := sample(t)
 	c.Modules.Edged.RootDirectory = `C:\Windows`
-	rows := checkProtected(FromConfig(c, host), Probes{Protect: aclHost(nil)})
+	rows := checkProtected(FromConfig(c, protectHost, ""), Probes{Protect: aclHost(nil)})
 	if len(rows) != 1 || rows[0].Status != Fail || !strings.Contains(rows[0].Detail, `modules.edged.rootDirectory: C:\Windows`) {
 		t.Errorf("rows = %+v", rows)
 	}
@@ -96,5 +102,49 @@ func TestProtectedWithoutAProbeWarns(t *testing.T) {
 	rows := checkProtected(protectedConfig(t), Probes{})
 	if len(rows) != 1 || rows[0].Status != Warn {
 		t.Errorf("rows = %+v", rows)
+	}
+}
+
+// A volumePluginDir the configuration puts under C:\usr, whose parents
+// the kubelet made with C:\'s ACL on a client edition, fails: others may
+// rename them and add a driver the kubelet runs as SYSTEM.
+func TestProtectedFailsAParentOthersMayRename(t *testing.T) {
+	c := sample(t)
+	c.Modules.Edged.TailoredKubeletConfig.VolumePluginDir = `C:\usr\libexec\kubernetes\kubelet-plugins\volume\exec`
+	clientParent := "O:SYD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)(A;ID;0x1301bf;;;AU)"
+	p := Probes{Protect: aclHost(map[string]string{
+		`C:\usr`: clientParent, `C:\usr\libexec`: clientParent, `C:\usr\libexec\kubernetes`: clientParent,
+		`C:\usr\libexec\kubernetes\kubelet-plugins`: clientParent, `C:\usr\libexec\kubernetes\kubelet-plugins\volume`: clientParent,
+		`C:\usr\libexec\kubernetes\kubelet-plugins\volume\exec`: clientParent,
+	})}
+	rows := checkProtected(FromConfig(c, protectHost, ""), p)
+	if len(rows) != 6 {
+		t.Fatalf("rows = %+v, want the 5 parents failed and the directory warned", rows)
+	}
+	if r := rows[0]; r.Status != Fail || !strings.HasPrefix(r.Detail, `C:\usr\libexec\kubernetes\kubelet-plugins\volume (the directory of modules.edged.tailoredKubeletConfig.volumePluginDir) is a parent that others may rename`) ||
+		!strings.Contains(r.Fix, `icacls "C:\usr\libexec\kubernetes\kubelet-plugins\volume" /remove:g *S-1-5-11`) {
+		t.Errorf("parent row = %+v", r)
+	}
+	if r := rows[5]; r.Status != Warn || !strings.Contains(r.Detail, `C:\usr\libexec\kubernetes\kubelet-plugins\volume\exec (the directory of modules.edged.tailoredKubeletConfig.volumePluginDir) differs`) {
+		t.Errorf("directory row = %+v", r)
+	}
+}
+
+// The configuration preflight checks, and the upgrade settings beside
+// it, are the node's wherever they lie.
+func TestProtectedReportsTheConfigurationOutsideTheNodesDirectories(t *testing.T) {
+	p := Probes{Protect: aclHost(map[string]string{
+		`D:\node`: adminDir, `D:\node\edgecore.yaml`: usersRead,
+		`D:\node\upgrade.yaml`: "O:S-1-5-21-9-9-9-1001D:(A;;FA;;;S-1-5-21-9-9-9-1001)",
+	})}
+	rows := checkProtected(FromConfig(sample(t), protectHost, `D:\node\edgecore.yaml`), p)
+	if len(rows) != 2 {
+		t.Fatalf("rows = %+v", rows)
+	}
+	if r := rows[0]; r.Status != Warn || !strings.HasPrefix(r.Detail, `D:\node\edgecore.yaml (the configuration the service runs with`) {
+		t.Errorf("configuration row = %+v", r)
+	}
+	if r := rows[1]; r.Status != Fail || !strings.HasPrefix(r.Detail, `D:\node\upgrade.yaml (the upgrade settings`) || !strings.Contains(r.Fix, "takeown") {
+		t.Errorf("upgrade settings row = %+v", r)
 	}
 }

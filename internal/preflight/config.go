@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
 // Config is what the checks need from edgecore's configuration.
@@ -66,15 +67,21 @@ type Endpoint struct {
 	Problem *field.Error
 }
 
-// FromConfig takes what the checks judge from a loaded configuration for
-// host: the runtime and CNI settings, and, when edgehub is enabled, the
+// FromConfig takes what the checks judge from a configuration loaded
+// from configFile ("" for the defaults) for host: the runtime and CNI
+// settings, the node's protected paths, and, when edgehub is enabled, the
 // cloudcore endpoints of the enabled hub protocol and the certificates.
-func FromConfig(cfg *v1alpha2.EdgeCoreConfig, host config.Host) Config {
+func FromConfig(cfg *v1alpha2.EdgeCoreConfig, host config.Host, configFile string) Config {
 	layout := config.NewLayout(host)
 	pc := Config{CNIConfDir: layout.CNIConfDir, CNIBinDir: layout.CNIBinDir}
 	// join and `service install` check the executable they register;
-	// here the node's directories are.
-	pc.Protected, pc.ProtectedErr = protect.Targets(cfg, layout, "")
+	// here the node's directories are, and the configuration and the
+	// upgrade settings beside it, which the service reads as SYSTEM.
+	var files []protect.Target
+	if configFile != "" {
+		files = protect.ConfigFiles(configFile, upgrade.SettingsPath(host.GOOS, configFile))
+	}
+	pc.Protected, pc.ProtectedErr = protect.Targets(cfg, layout, "", files...)
 	if cfg.Modules == nil {
 		return pc
 	}
@@ -103,7 +110,7 @@ func BeforeJoin(host config.Host) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	pc := FromConfig(c, host)
+	pc := FromConfig(c, host, "")
 	pc.CloudCore, pc.Certificates = nil, nil
 	pc.NotJoined = true
 	return pc, nil

@@ -26,7 +26,7 @@ func TestFromConfigQUIC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc := FromConfig(c, windowsHost)
+	pc := FromConfig(c, windowsHost, "")
 	got := fmt.Sprintf("%s|%s|%s|%s|%v|%v", pc.CRIEndpoint, pc.CNIConfDir, pc.CNIBinDir, pc.RootDir, pc.Certificates, pc.NotJoined)
 	want := `npipe://./pipe/containerd-containerd|D:\Program Files\containerd\cni\conf|D:\Program Files\containerd\cni\bin|` +
 		`C:\var\lib\kubelet|[C:\etc\kubeedge\ca\rootCA.crt C:\etc\kubeedge\certs\server.crt]|false`
@@ -69,7 +69,7 @@ func TestFromConfigTunnelClosed(t *testing.T) {
 	h := healthyHost()
 	h.dialErr = map[string]error{"tcp 192.0.2.10:10004": errors.New("connection refused")}
 	var got []Row
-	for _, r := range Run(context.Background(), FromConfig(c, windowsHost), h.probes()) {
+	for _, r := range Run(context.Background(), FromConfig(c, windowsHost, ""), h.probes()) {
 		if r.Name == "cloudcore stream" {
 			got = append(got, r)
 		}
@@ -81,7 +81,7 @@ func TestFromConfigTunnelClosed(t *testing.T) {
 	}
 	// Without the tunnel there is no such row.
 	c.Modules.EdgeStream.Enable = false
-	for _, e := range FromConfig(c, windowsHost).CloudCore {
+	for _, e := range FromConfig(c, windowsHost, "").CloudCore {
 		if e.Field == config.FieldTunnelServer {
 			t.Errorf("edgeStream off, yet %+v is checked", e)
 		}
@@ -96,7 +96,7 @@ func TestFromConfigEdgeHubOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Modules.EdgeHub.Enable = false
-	if pc := FromConfig(c, windowsHost); pc.CloudCore != nil || pc.Certificates != nil {
+	if pc := FromConfig(c, windowsHost, ""); pc.CloudCore != nil || pc.Certificates != nil {
 		t.Errorf("cloud %v, certificates %v", pc.CloudCore, pc.Certificates)
 	}
 }

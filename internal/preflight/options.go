@@ -86,5 +86,5 @@ func checkedConfig(path string, host config.Host) (Config, string, error) {
 	case err != nil:
 		return Config{}, "", err
 	}
-	return FromConfig(c, host), "", nil
+	return FromConfig(c, host, path), "", nil
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kubeedge-windows/edgecore/windows/durable"
 )
 
 // Bounds of a release zip. edgecore.exe is about 60 MiB and the zip holds
@@ -26,6 +28,13 @@ const (
 	MaxEntryBytes = 256 << 20
 	// MaxTotalBytes bounds all files in the zip together, uncompressed.
 	MaxTotalBytes = 512 << 20
+	// MaxEntries bounds the number of entries in the zip. build/package.sh
+	// puts in seven files of its own and at most two (a license and a
+	// NOTICE) per Go module compiled into edgecore.exe: about 160 modules,
+	// so at most some 330 entries. Six times that leaves room for the
+	// dependencies to grow, while a zip of millions of tiny entries, each
+	// of which would be hashed, is refused from its directory.
+	MaxEntries = 2000
 )
 
 // Package is a release zip whose every file matched SHA256SUMS and whose
@@ -186,6 +195,10 @@ func (p *Package) check() error {
 // the files by their name below it. The sizes are those the zip's
 // directory declares; the zip reader fails an entry that holds more.
 func topDir(files []*zip.File) (string, map[string]*zip.File, error) {
+	if len(files) > MaxEntries {
+		return "", nil, fmt.Errorf("it holds %d entries, more than the %d (MaxEntries) a release package may hold: build/package.sh puts in a few hundred; give the edgecore-<version>-windows-amd64.zip `make package` builds",
+			len(files), MaxEntries)
+	}
 	entries := map[string]*zip.File{}
 	top := ""
 	var total uint64
@@ -304,8 +317,10 @@ func copyAtMost(w io.Writer, r io.Reader, limit int64) (int64, error) {
 
 // Extract writes the package's file name to dst, checking its SHA-256
 // again while writing, since the zip could change between Open and now.
-// dst is written beside itself first, flushed to disk and then renamed,
-// so that a power cut never leaves half a binary under its name.
+// dst is written beside itself first, flushed to disk and then renamed
+// with the rename written through (durable.Rename), so that a power cut
+// never leaves half a binary under its name, nor the staging record that
+// follows on disk without the binary it names.
 func (p *Package) Extract(name, dst string) error {
 	e, ok := p.entry[name]
 	if !ok {
@@ -339,7 +354,7 @@ func (p *Package) Extract(name, dst string) error {
 		os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, dst)
+	return durable.Rename(tmp, dst)
 }
 
 // FileSHA256 is the SHA-256 of the file at path in lower-case hex.

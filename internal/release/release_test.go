@@ -392,3 +392,30 @@ func TestCheckVersion(t *testing.T) {
 		}
 	}
 }
+
+// A package may hold MaxEntries entries and not one more: the refusal
+// names the count and the bound.
+func TestOpenBoundsTheNumberOfEntries(t *testing.T) {
+	for _, extra := range []int{0, 1} {
+		files := goodFiles()
+		// The manifest and SHA256SUMS are entries too.
+		for i := len(files) + 2; i < MaxEntries+extra; i++ {
+			files[fmt.Sprintf("licenses/module%04d.txt", i)] = []byte("MIT")
+		}
+		p, err := Open(writePackage(t, pkgSpec{manifest: manifest("v0.2.0", "windows", "amd64"), files: files}))
+		if extra == 0 {
+			if err != nil {
+				t.Fatalf("a package of exactly %d entries: %v", MaxEntries, err)
+			}
+			p.Close()
+			continue
+		}
+		if err == nil {
+			p.Close()
+			t.Fatalf("a package of %d entries was accepted", MaxEntries+1)
+		}
+		if want := fmt.Sprintf("it holds %d entries, more than the %d (MaxEntries)", MaxEntries+1, MaxEntries); !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q, want %q", err, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -71,17 +72,22 @@ func (o InstallOptions) Validate() error {
 }
 
 // RunInstall installs the service that runs o.Executable with
-// o.ConfigFile and restricts the node's directories (Install). The
-// configuration must load first: one that cannot would only make the
-// service fail and restart for ever. Warnings of the service manager go
-// to errOut; what was installed, repaired, and how to start it, to out.
+// o.ConfigFile and restricts the node's directories (Install), and the
+// configuration and the upgrade settings beside it wherever they lie:
+// the service reads both as SYSTEM, the first holds the join token until
+// the certificates are issued, the second names where the binaries that
+// run as SYSTEM come from. The configuration must load first: one that
+// cannot would only make the service fail and restart for ever. Warnings
+// of the service manager go to errOut; what was installed, repaired, and
+// how to start it, to out.
 func RunInstall(out, errOut io.Writer, o InstallOptions, sys System) error {
 	cfg, _, err := config.Load(o.ConfigFile, o.Host)
 	if err != nil {
 		return err
 	}
 	layout := config.NewLayout(o.Host)
-	targets, err := protect.Targets(cfg, layout, o.Executable)
+	files := protect.ConfigFiles(o.ConfigFile, upgrade.SettingsPath(o.Host.GOOS, o.ConfigFile))
+	targets, err := protect.Targets(cfg, layout, o.Executable, files...)
 	if err != nil {
 		return err
 	}

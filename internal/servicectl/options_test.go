@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/upgrade"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
 
 var windowsHost = config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.0.0.5",
@@ -102,5 +104,86 @@ func TestRunInstallRefusesAConfigurationThatDoesNotLoad(t *testing.T) {
 	}
 	if len(h.calls) != 0 {
 		t.Errorf("did %q before refusing", h.calls)
+	}
+}
+
+// writeConfig writes a loadable configuration into a directory of its
+// own, and returns its path and that of the upgrade settings beside it as
+// the service finds them (upgrade.SettingsPath), which the fake host says
+// exist or not.
+func writeConfig(t *testing.T) (cfg, settings string) {
+	t.Helper()
+	cfg = filepath.Join(t.TempDir(), "edgecore.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: edgecore.config.kubeedge.io/v1alpha2\nkind: EdgeCore\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, upgrade.SettingsPath(windowsHost.GOOS, cfg)
+}
+
+// A configuration outside C:\etc\kubeedge, and the upgrade settings
+// beside it, which the service reads as SYSTEM, are restricted as join
+// restricts the one it writes; the log directory is made restricted.
+func TestRunInstallRestrictsTheConfigurationAndTheUpgradeSettings(t *testing.T) {
+	cfg, settings := writeConfig(t)
+	h := &host{}
+	usersRead := "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
+	h.exists()[filepath.Dir(cfg)], h.exists()[cfg], h.exists()[settings] = usersRead, usersRead, usersRead
+	o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost}
+	if err := RunInstall(&bytes.Buffer{}, &bytes.Buffer{}, o, h.system()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"restrict " + cfg, "restrict " + settings} {
+		found := false
+		for _, c := range h.calls {
+			found = found || c == want
+		}
+		if !found {
+			t.Errorf("did %q, want %q", h.calls, want)
+		}
+	}
+	if got := h.made[logDir]; got != acl.DirectorySDDL {
+		t.Errorf("the log directory was made with %q, want %q", got, acl.DirectorySDDL)
+	}
+}
+
+// A configuration in a folder others may rename, or upgrade settings
+// another account wrote, are refused with the fix before anything
+// changes: a service would run what they put there as SYSTEM.
+func TestRunInstallRefusesAConfigurationOthersMayReplace(t *testing.T) {
+	for name, tc := range map[string]struct {
+		path  func(cfg, settings string) string
+		sddl  string
+		wants []string
+	}{
+		"a folder Authenticated Users modify": {
+			path: func(cfg, _ string) string { return filepath.Dir(cfg) },
+			sddl: "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;ID;0x1301bf;;;AU)",
+			wants: []string{"is a parent that others may rename or empty: Authenticated Users has 0x1301bf",
+				"/inheritance:d", "/remove:g *S-1-5-11"},
+		},
+		"settings another account wrote": {
+			path:  func(_, settings string) string { return settings },
+			sddl:  "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)",
+			wants: []string{"the upgrade settings, which name where the binaries that run as SYSTEM come from) is owned by S-1-5-21-1-2-3-1001", "takeown"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, settings := writeConfig(t)
+			h := &host{}
+			h.exists()[tc.path(cfg, settings)] = tc.sddl
+			o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost}
+			err := RunInstall(&bytes.Buffer{}, &bytes.Buffer{}, o, h.system())
+			if err == nil {
+				t.Fatal("installed")
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if len(h.calls) != 0 {
+				t.Errorf("did %q before refusing", h.calls)
+			}
+		})
 	}
 }

@@ -13,11 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -32,10 +32,8 @@ type System struct {
 	Query     func(name string) (service.Status, error)
 	Install   func(c service.Config) (warnings []string, err error)
 	Uninstall func(name string) error
-	// MkdirAll creates a directory and its parents.
-	MkdirAll func(dir string) error
-	// Protect reads and sets the owners and ACLs of the node's files
-	// (protect.HostACLs).
+	// Protect reads and sets the owners and ACLs of the node's files,
+	// and creates its directories with theirs (protect.HostACLs).
 	Protect protect.Host
 	// Signal sets the named event.
 	Signal func(event string) error
@@ -53,7 +51,6 @@ func HostSystem() System {
 		Uninstall: func(name string) error {
 			return service.Uninstall(name, service.StopWaitTimeout)
 		},
-		MkdirAll:   func(dir string) error { return os.MkdirAll(dir, 0o750) },
 		Protect:    protect.HostACLs(),
 		Signal:     stackdump.Signal,
 		PanicLogs:  crashlog.PanicLogs,
@@ -67,13 +64,15 @@ func elevate(command string) string {
 }
 
 // Install installs the service c and applies protect's description to
-// the node's directories (targets, from protect.Targets): the log
-// directory, where the service writes its log, panic log and stack dumps,
-// is created first. Before anything changes, it refuses an edgecore.exe
-// in a directory others may change (the service would run as SYSTEM
-// whatever they put there) and a node directory or parent another account
-// owns, each with its fix. If the directories cannot be restricted the
-// service is removed again, so that install can simply be run again.
+// the node's directories and files (targets, from protect.Targets): the
+// log directory, where the service writes its log, panic log and stack
+// dumps, is created first, with its parents, protected from their
+// creation (protect.Create). Before anything changes, it refuses an
+// edgecore.exe in a directory others may change (the service would run
+// as SYSTEM whatever they put there), a node directory or file another
+// account owns, and a parent of one another account owns or may rename,
+// each with its fix. If the directories cannot be restricted the service
+// is removed again, so that install can simply be run again.
 func Install(c service.Config, logDir string, targets []protect.Target, sys System) (warnings []string, repairs []protect.Repair, err error) {
 	if err := protect.Check(targets, sys.Protect); err != nil {
 		return nil, nil, fmt.Errorf("install service %q: %w", c.Name, err)
@@ -82,7 +81,8 @@ func Install(c service.Config, logDir string, targets []protect.Target, sys Syst
 	if err != nil {
 		return warnings, nil, err
 	}
-	err = sys.MkdirAll(logDir)
+	// A service is a Windows service: the paths are Windows paths.
+	_, err = protect.Create(config.Windows, targets, logDir, sys.Protect)
 	if err == nil {
 		repairs, err = protect.Enforce(targets, sys.Protect, true)
 	}

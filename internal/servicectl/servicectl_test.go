@@ -33,6 +33,8 @@ type host struct {
 	listErr      error
 	// sddl holds the paths that exist, with their owner and DACL.
 	sddl map[string]string
+	// made is the descriptor each directory install created was given.
+	made map[string]string
 }
 
 // exists is the host's files: the executable in Program Files, which
@@ -73,12 +75,17 @@ func (h *host) system() System {
 			h.calls = append(h.calls, "uninstall "+name)
 			return h.uninstErr
 		},
-		MkdirAll: func(dir string) error {
-			h.calls = append(h.calls, "mkdir "+dir)
-			h.exists()[dir] = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
-			return nil
-		},
 		Protect: protect.Host{
+			Mkdir: func(dir, sddl string) error {
+				h.calls = append(h.calls, "mkdir "+dir)
+				if h.made == nil {
+					h.made = map[string]string{}
+				}
+				h.made[dir] = sddl
+				// As Windows reads back what the fake does not keep: Users read.
+				h.exists()[dir] = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
+				return nil
+			},
 			Read: func(path string) (acl.Security, error) {
 				s, ok := h.exists()[path]
 				if !ok {

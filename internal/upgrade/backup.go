@@ -183,8 +183,9 @@ func (d *driver) restore(b *BackupInfo) error {
 // start, after a power cut too, is a whole one.
 //
 // A stopped service's binary is replaced in one rename (MoveFileEx with
-// MOVEFILE_REPLACE_EXISTING, atomic within an NTFS volume): the path holds
-// the old binary, then the new one. A binary that is running (the upgrade
+// MOVEFILE_REPLACE_EXISTING, atomic within an NTFS volume, and
+// MOVEFILE_WRITE_THROUGH, so that it is on disk before the journal moves
+// on): the path holds the old binary, then the new one. A binary that is running (the upgrade
 // command itself may have been started from it) cannot be replaced on
 // Windows, only renamed, and between renaming it away and renaming the
 // new one in its path would name nothing: the service manager starts

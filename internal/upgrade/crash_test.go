@@ -3,6 +3,7 @@ package upgrade
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,42 @@ func cutPower(f func()) (cut bool, op string) {
 // must be whole, and during the swap one that runs, so that the host
 // recovers by itself at boot, and afterwards the service must name its
 // own path again.
+//
+// What the test assumes. The fakes make each operation whole and on disk
+// the moment it returns, and a power cut falls between two of them, so
+// the disk after a cut holds every operation before it and none after.
+// NTFS and the registry promise no such thing by themselves: NTFS writes
+// a rename's directory change when its cache manager gets to it, the
+// registry writes a hive seconds after a change (its lazy flush), and
+// neither keeps the order in which changes were made. The host earns the
+// assumption only because every operation waits for its own flush before
+// it returns, and so before the next one begins:
+//   - a file (the journal, a backup's file, a copy of a binary) is written
+//     beside its name, flushed, and renamed into place with the rename
+//     written through; a torn or half-flushed file never carries the name
+//     (OSFS.WriteFile and CopyFile, release.Extract;
+//     TestOSFSFlushesBeforeItRenamesAndRenamesWriteThrough records it);
+//   - a rename returns once it is on disk (durable.Rename: MoveFileEx with
+//     MOVEFILE_WRITE_THROUGH, rename and a directory fsync elsewhere);
+//   - the service's new command line is flushed, RegFlushKey on
+//     HKLM\SYSTEM\CurrentControlSet\Services\edgecore, before
+//     SetCommandLine returns (windows/service
+//     TestSetCommandLineFlushesTheServiceKey records it).
+//
+// The order of the operations themselves, journal entry before the step
+// it announces, is TestTheSwapPutsEachStepOnDiskBeforeTheNext's.
+// Removals are not flushed: the test takes each to reach the disk no
+// later than the next flushed step on its volume, as a journaling file
+// system writes metadata changes (NTFS keeps one log per volume, written
+// in order). The one whose loss would matter is the database's journal
+// files (-journal, -wal), which restore removes before it puts the
+// backup's database beside them: SQLite would replay them into it. The
+// written-through rename of that database, in the same directory, is the
+// flushed step right after them. Any other removal that came back would
+// be a leftover recovery removes again (.new, .old, health.json), or a
+// backup.json whose files no longer match it, which readBackup refuses.
+// A disk whose write cache acknowledges flushes it has not made (no
+// power-loss protection) breaks every one of these, and is not modelled.
 func TestPowerCutAtEveryOperation(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -179,6 +216,55 @@ func TestPowerCutAtEveryOperation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The swap of a binary that runs, in the order the host makes its steps.
+// Each step is on disk when it returns (see TestPowerCutAtEveryOperation),
+// so this is also the order the disk sees them in: the journal records
+// the standby image before the service is pointed at it, and the renamed
+// binary before the rename; the service names its own path again before
+// the journal forgets the standby.
+func TestTheSwapPutsEachStepOnDiskBeforeTheNext(t *testing.T) {
+	h := newHost(newBin)
+	h.fs.pinned[key(h.exe)] = true
+	if r, out := h.run(t, h.plannedUpgrade(h.env(driverPID, "v0.1.0"))); r.Status != StatusSuccess {
+		t.Fatalf("%+v\n%s", r, out)
+	}
+	journal := "write " + h.paths.Journal
+	standby := `C:\etc\kubeedge\backup\v0.1.0\edgecore.exe`
+	var got []string
+	swapping := false
+	for _, op := range h.ops.log {
+		if op == journal+` (phase swap, image "", old "")` {
+			swapping = true
+		}
+		if swapping && (strings.HasPrefix(op, journal) || strings.Contains(op, h.exe) || strings.HasPrefix(op, "set service command line ")) {
+			got = append(got, op)
+		}
+		if strings.HasPrefix(op, journal+" (phase start") {
+			break
+		}
+	}
+	old := fmt.Sprintf("%q", h.exe+".old")
+	want := []string{
+		journal + ` (phase swap, image "", old "")`,
+		"copy " + h.staged + " -> " + h.exe + ".new",
+		// Replacing it in one rename is refused: the binary runs.
+		"rename " + h.exe + ".new -> " + h.exe,
+		journal + fmt.Sprintf(` (phase swap, image %q, old "")`, standby),
+		`set service command line "` + standby + `" --config "` + h.config + `"`,
+		// The name of an earlier renamed binary is freed.
+		"remove " + h.exe + ".old",
+		journal + fmt.Sprintf(` (phase swap, image %q, old %s)`, standby, old),
+		"rename " + h.exe + " -> " + h.exe + ".old",
+		"rename " + h.exe + ".new -> " + h.exe,
+		`set service command line "` + h.exe + `" --config "` + h.config + `"`,
+		journal + ` (phase swap, image "", old ` + old + `)`,
+		journal + ` (phase start, image "", old ` + old + `)`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the swap's steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

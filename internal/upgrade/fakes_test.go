@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -107,7 +108,7 @@ func (f *fakeFS) ReadFile(p string) ([]byte, error) {
 }
 
 func (f *fakeFS) WriteFile(p string, data []byte) error {
-	f.ops.do("write " + p)
+	f.ops.do("write " + p + journalNote(p, data))
 	if err := f.check("write", p); err != nil {
 		return err
 	}
@@ -120,6 +121,20 @@ func (f *fakeFS) WriteFile(p string, data []byte) error {
 	f.files[key(p)] = append([]byte(nil), data...)
 	f.touchParent(p)
 	return nil
+}
+
+// journalNote is what a write of the journal records beside its name:
+// the phase, and the standby image and renamed binary the swap depends
+// on.
+func journalNote(p string, data []byte) string {
+	if !strings.HasSuffix(key(p), `\journal.json`) {
+		return ""
+	}
+	var j Journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		return " (not a journal: " + err.Error() + ")"
+	}
+	return fmt.Sprintf(" (phase %s, image %q, old %q)", j.Phase, j.Image, j.Old)
 }
 
 func (f *fakeFS) CopyFile(src, dst string) error {
@@ -527,7 +542,7 @@ func newHost(newBinary string) *host {
 // env is the host as process pid of version sees it.
 func (h *host) env(pid int, version string) Env {
 	return Env{
-		GOOS: config.Windows, Paths: h.paths, FS: h.fs, Services: h.svc, Clock: h.clock,
+		GOOS: config.Windows, Paths: h.paths, FS: h.fs, Services: h.svc, Service: "edgecore", Clock: h.clock,
 		Restrict: func(dir string) error { h.ops.do("restrict " + dir); return nil },
 		Spawn: func(exe string, args []string, log string) (int, error) {
 			h.svc.spawned = append(h.svc.spawned, append([]string{exe}, args...))

@@ -126,11 +126,11 @@ func realEnv(t *testing.T) (Env, string) {
 	root := filepath.Join(t.TempDir(), "host root")
 	l := config.NewLayout(config.Host{GOOS: "linux"})
 	p := NewPaths(l)
-	for _, f := range []*string{&p.BackupRoot, &p.StateDir, &p.Journal, &p.Health, &p.LogFile, &p.NodeLogFile} {
+	for _, f := range []*string{&p.KubeEdgeDir, &p.BackupRoot, &p.StateDir, &p.Journal, &p.Health, &p.LogFile, &p.NodeLogFile} {
 		*f = filepath.Join(root, *f)
 	}
 	return Env{
-		GOOS: "linux", Paths: p, FS: OSFS{}, Clock: clock.Real{},
+		GOOS: "linux", Paths: p, FS: OSFS{}, Service: "edgecore", Clock: clock.Real{},
 		Restrict: func(string) error { return nil }, PID: os.Getpid(), Version: "v0.1.0",
 	}, root
 }

@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 // Kind is what a journal carries out.
@@ -174,7 +178,106 @@ func loadJournal(e Env) (*Journal, error) {
 		return nil, fmt.Errorf("the upgrade journal %s was written by a later edgecore (format %d): finish it with that version's edgecore.exe (upgrade or rollback)",
 			e.Paths.Journal, j.Format)
 	}
+	if err := checkJournalPaths(e, &j); err != nil {
+		return nil, err
+	}
 	return &j, nil
+}
+
+// checkJournalPaths refuses a journal that names a file outside the
+// node's own directories. Whoever carries a journal on acts on what it
+// names as SYSTEM: the node starts the backup's binary to finish it, a
+// rollback copies the backup's files over the executable and the
+// configuration, and the service is pointed at the executable. edgecore
+// writes only paths of the node's layout and of the service's command
+// line, into a directory join restricts to SYSTEM and Administrators; a
+// journal that names anything else was written by someone or something
+// else, and nothing is run or copied from it. The database (dataSource)
+// is left out: the configuration may put it anywhere, and it is only
+// ever written with the backup's copy of it.
+func checkJournalPaths(e Env, j *Journal) error {
+	refuse := func(field, value, where string) error {
+		if value == "" {
+			value = `""`
+		}
+		return fmt.Errorf("the upgrade journal %s: %s is %s, which is not %s: edgecore runs and copies nothing a journal names outside the node's own directories; "+
+			"fix: find out who wrote %s (only edgecore's upgrade and rollback commands and NodeUpgradeJobs do), then delete it",
+			e.Paths.Journal, field, value, where, e.Paths.Journal)
+	}
+	if !strings.EqualFold(j.Service, e.Service) {
+		return refuse("service", j.Service, fmt.Sprintf("the node's service %q", e.Service))
+	}
+	within := func(field, value string, required bool, dirs ...string) error {
+		if value == "" && !required {
+			return nil
+		}
+		for _, d := range dirs {
+			if ospath.Within(e.GOOS, d, value) {
+				return nil
+			}
+		}
+		return refuse(field, value, "within "+strings.Join(dirs, " or "))
+	}
+	if err := within("backup", j.Backup, true, e.Paths.BackupRoot); err != nil {
+		return err
+	}
+	if err := within("image", j.Image, false, e.Paths.BackupRoot); err != nil {
+		return err
+	}
+	if err := within("staged", j.Staged, false, e.Paths.StateDir); err != nil {
+		return err
+	}
+	exe, configFile, err := serviceFiles(e)
+	if err != nil {
+		return fmt.Errorf("the upgrade journal %s cannot be checked against the service %q: %w; nothing is run or copied from it until it can",
+			e.Paths.Journal, e.Service, err)
+	}
+	home := ospath.Dir(e.GOOS, exe)
+	if err := within("executable", j.Executable, true, home); err != nil {
+		return err
+	}
+	if err := within("old", j.Old, false, home); err != nil {
+		return err
+	}
+	if configFile != "" && ospath.Same(e.GOOS, j.ConfigFile, configFile) {
+		return nil
+	}
+	return within("configFile", j.ConfigFile, true, e.Paths.KubeEdgeDir, home)
+}
+
+// serviceFiles are the binary the node's service runs and the
+// configuration it runs with ("" when its command line names none), from
+// the service manager. While an upgrade swaps the binary the service
+// names the backup's copy of it (placeBinary); the binary that copy
+// stands in for is the one the backup's description says it was copied
+// from.
+func serviceFiles(e Env) (exe, configFile string, err error) {
+	st, err := e.Services.Query(e.Service)
+	if err != nil {
+		return "", "", err
+	}
+	if !st.Installed {
+		return "", "", fmt.Errorf("the service %q is not installed", e.Service)
+	}
+	argv, err := service.SplitCommandLine(st.CommandLine)
+	if err != nil {
+		return "", "", err
+	}
+	exe = argv[0]
+	configFile, _ = configFlag(argv[1:])
+	if !ospath.Within(e.GOOS, e.Paths.BackupRoot, exe) {
+		return exe, configFile, nil
+	}
+	info := ospath.Join(e.GOOS, ospath.Dir(e.GOOS, exe), backupInfoFile)
+	data, err := e.FS.ReadFile(info)
+	if err != nil {
+		return "", "", fmt.Errorf("the service runs %s, a backup's copy, and that backup's description cannot tell which binary it stands in for: %w", exe, err)
+	}
+	var b BackupInfo
+	if err := json.Unmarshal(data, &b); err != nil || !ospath.IsAbs(e.GOOS, b.Executable) {
+		return "", "", fmt.Errorf("the service runs %s, a backup's copy, and %s does not say which binary it stands in for (%v)", exe, info, err)
+	}
+	return b.Executable, configFile, nil
 }
 
 // saveJournal writes j durably: the phase it names must survive a power

@@ -83,22 +83,22 @@ func LoadSettings(e Env, configFile string) (Settings, error) {
 func (s Settings) validate(goos string) error {
 	if !strings.Contains(s.Repository, versionPlaceholder) {
 		return fmt.Errorf("repository %q has no %s, so every version would be fetched from the same place: write it where the version goes, e.g. https://repo.example/edgecore/edgecore-{version}-windows-amd64.zip",
-			s.Repository, versionPlaceholder)
+			redactURL(s.Repository), versionPlaceholder)
 	}
 	sample := strings.ReplaceAll(s.Repository, versionPlaceholder, "v0.0.0")
 	if strings.ContainsAny(sample, "{}") {
-		return fmt.Errorf("repository %q: only {version} is replaced", s.Repository)
+		return fmt.Errorf("repository %q: only {version} is replaced", redactURL(s.Repository))
 	}
 	if isURL(sample) {
 		u, err := url.Parse(sample)
 		if err != nil || u.Host == "" {
-			return fmt.Errorf("repository %q is not a valid http(s) URL: %v", s.Repository, err)
+			return fmt.Errorf("repository %q is not a valid http(s) URL: %v", redactURL(s.Repository), redactErr(err))
 		}
 		if err := requireHTTPS(u, "repository"); err != nil {
 			return err
 		}
 	} else if !ospath.IsAbs(goos, sample) {
-		return fmt.Errorf("repository %q is neither an http(s) URL nor an absolute path (C:\\..., \\\\server\\share\\...): the service does not run in any particular directory", s.Repository)
+		return fmt.Errorf("repository %q is neither an http(s) URL nor an absolute path (C:\\..., \\\\server\\share\\...): the service does not run in any particular directory", redactURL(s.Repository))
 	}
 	if s.HealthTimeout != "" {
 		d, err := time.ParseDuration(s.HealthTimeout)
@@ -132,7 +132,7 @@ func requireHTTPS(u *url.URL, field string) error {
 	}
 	return fmt.Errorf("%s %q uses %s://, which anyone between this node and the server can answer with another package: "+
 		"publish the packages over https:// (or on a file share, \\\\server\\share\\...) and write that in %s's %s field",
-		field, u.Redacted(), u.Scheme, SettingsFile, field)
+		field, redactURL(u.String()), u.Scheme, SettingsFile, field)
 }
 
 func isURL(s string) bool {
@@ -169,7 +169,9 @@ func sumsBeside(goos, loc string) string {
 // Download bounds. A package is about 25 MiB; a slow site link moves it
 // in minutes.
 const (
-	// FetchTimeout bounds one download, connection to last byte.
+	// FetchTimeout bounds one download, connection to last byte; from a
+	// folder or a share, the open and every read (Fetcher.open,
+	// ctxReader).
 	FetchTimeout = 15 * time.Minute
 	// MaxSumsBytes bounds a SHA256SUMS file.
 	MaxSumsBytes = 1 << 20
@@ -185,13 +187,17 @@ type Fetcher struct {
 	Client *http.Client
 	// Timeout bounds each download; zero is FetchTimeout.
 	Timeout time.Duration
+	// Open opens a file of a repository that is a path (a folder or a
+	// share); nil is os.Open.
+	Open func(path string) (io.ReadCloser, error)
 }
 
 // Fetch copies the file at loc (an https URL or a path, a share
 // included) to dst, at most limit bytes of it, within the fetcher's
 // timeout and ctx. The service runs as LocalSystem, which reaches a share
 // as the computer's domain account (DOMAIN\HOST$). A partial file is
-// never left at dst.
+// never left at dst. Messages name loc without the credentials a URL may
+// carry (redactURL).
 func (f Fetcher) Fetch(ctx context.Context, loc, dst string, limit int64) error {
 	timeout := f.Timeout
 	if timeout <= 0 {
@@ -199,59 +205,115 @@ func (f Fetcher) Fetch(ctx context.Context, loc, dst string, limit int64) error 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	shown := redactURL(loc)
 	var body io.ReadCloser
 	announced := int64(-1)
 	if isURL(loc) {
 		u, err := url.Parse(loc)
 		if err != nil {
-			return fmt.Errorf("fetch %s: %w", loc, err)
+			return fmt.Errorf("fetch %s: %w", shown, redactErr(err))
 		}
 		if err := requireHTTPS(u, "repository"); err != nil {
 			return fmt.Errorf("fetch: %w", err)
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
 		if err != nil {
-			return err
+			return fmt.Errorf("fetch %s: %w", shown, redactErr(err))
 		}
 		resp, err := f.client().Do(req)
 		if err != nil {
-			return fmt.Errorf("fetch %s: %w", u.Redacted(), err)
+			if ctx.Err() != nil {
+				return fmt.Errorf("fetch %s: %w", shown, ended(ctx, timeout))
+			}
+			return fmt.Errorf("fetch %s: %w", shown, redactErr(err))
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()
-			return fmt.Errorf("fetch %s: the server answered %s: check the repository in %s and that the version is published", u.Redacted(), resp.Status, SettingsFile)
+			return fmt.Errorf("fetch %s: the server answered %s: check the repository in %s and that the version is published", shown, resp.Status, SettingsFile)
 		}
 		if resp.ContentLength > limit {
 			resp.Body.Close()
-			return fmt.Errorf("fetch %s: the server announces %d bytes, more than the %d such a file may be: check the repository in %s", u.Redacted(), resp.ContentLength, limit, SettingsFile)
+			return fmt.Errorf("fetch %s: the server announces %d bytes, more than the %d such a file may be: check the repository in %s", shown, resp.ContentLength, limit, SettingsFile)
 		}
 		body, announced = resp.Body, resp.ContentLength
 	} else {
-		file, err := os.Open(loc)
+		file, err := f.open(ctx, loc)
 		if err != nil {
-			return fmt.Errorf("fetch %s: %w (a share must let this computer's account read it)", loc, err)
+			if ctx.Err() != nil {
+				return fmt.Errorf("fetch %s: opening it: %w", shown, ended(ctx, timeout))
+			}
+			return fmt.Errorf("fetch %s: %w (a share must let this computer's account read it)", shown, err)
 		}
 		body = file
 	}
+	// Closing the file also ends a read that the deadline abandoned
+	// (ctxReader), where the system lets a close end it.
 	defer body.Close()
-	if err := writeDurable(dst, func(w io.Writer) error {
-		n, err := io.Copy(w, io.LimitReader(&ctxReader{ctx: ctx, r: body}, limit+1))
+	src := &ctxReader{ctx: ctx, r: body}
+	if err := writeDurable(hostDisk{}, dst, func(w io.Writer) error {
+		n, err := io.Copy(w, io.LimitReader(src, limit+1))
 		switch {
-		case err != nil:
-		case n > limit:
-			err = fmt.Errorf("it holds more than the %d bytes such a file may be: check the repository in %s", limit, SettingsFile)
 		case ctx.Err() != nil:
 			// A connection ended by the timeout may read as a clean
 			// end of the body: what came is not the whole file.
-			err = fmt.Errorf("ended after %d bytes: %w", n, ctx.Err())
+			err = fmt.Errorf("ended after %d bytes: %w", n, ended(ctx, timeout))
+		case err != nil:
+		case n > limit:
+			err = fmt.Errorf("it holds more than the %d bytes such a file may be: check the repository in %s", limit, SettingsFile)
 		case announced >= 0 && n != announced:
 			err = fmt.Errorf("the server announced %d bytes and sent %d: fetch it again", announced, n)
 		}
 		return err
 	}); err != nil {
-		return fmt.Errorf("fetch %s to %s: %w", loc, dst, err)
+		return fmt.Errorf("fetch %s to %s: %w", shown, dst, redactErr(err))
 	}
 	return nil
+}
+
+// ended says why a download's context ended: its time bound, or the
+// caller (the node shutting down).
+func ended(ctx context.Context, timeout time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("not done within the download's time bound of %v (%w): check that the repository answers, then try again", timeout, ctx.Err())
+	}
+	return ctx.Err()
+}
+
+// open opens the file at loc within ctx. Opening a file on a share that
+// stopped answering blocks in the system, where no context reaches, for
+// as long as the SMB client waits: the open goes on in the background,
+// and a file it opens after ctx ended is closed.
+func (f Fetcher) open(ctx context.Context, loc string) (io.ReadCloser, error) {
+	open := f.Open
+	if open == nil {
+		open = func(p string) (io.ReadCloser, error) {
+			file, err := os.Open(p)
+			if err != nil {
+				return nil, err
+			}
+			return file, nil
+		}
+	}
+	type opened struct {
+		rc  io.ReadCloser
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		rc, err := open(loc)
+		ch <- opened{rc, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.rc, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.err == nil {
+				o.rc.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 // client is the fetcher's client with a redirect policy that refuses to
@@ -269,22 +331,106 @@ func (f Fetcher) client() *http.Client {
 		}
 		if !strings.EqualFold(req.URL.Scheme, "https") {
 			return fmt.Errorf("refusing the redirect from %s to %s, which is not https: publish the packages where no redirect leaves https",
-				via[len(via)-1].URL.Redacted(), req.URL.Redacted())
+				redactURL(via[len(via)-1].URL.String()), redactURL(req.URL.String()))
 		}
 		return nil
 	}
 	return c
 }
 
-// ctxReader stops a copy when ctx ends.
+// ctxReader ends a copy when ctx ends, in the middle of a Read that does
+// not return too. A read from a share that stopped answering blocks in
+// the system, where no context reaches, for as long as the SMB client
+// waits, which can be far longer than the download's time bound. Each
+// Read runs on a goroutine of its own into a buffer of its own; when ctx
+// ends first, Read returns ctx's error and leaves that goroutine to end
+// when the file is closed (Fetch closes it on its way out) or the read
+// comes back by itself. Once ctx has ended every Read fails at once, so
+// the abandoned buffer is never read.
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader
+	buf []byte
 }
 
 func (c *ctxReader) Read(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return c.r.Read(p)
+	if cap(c.buf) < len(p) {
+		c.buf = make([]byte, len(p))
+	}
+	buf := c.buf[:len(p)]
+	type read struct {
+		n   int
+		err error
+	}
+	ch := make(chan read, 1)
+	go func() {
+		n, err := c.r.Read(buf)
+		ch <- read{n, err}
+	}()
+	select {
+	case r := <-ch:
+		return copy(p, buf[:r.n]), r.err
+	case <-c.ctx.Done():
+		return 0, c.ctx.Err()
+	}
+}
+
+// redactURL is loc with the credentials a URL may carry replaced by ***:
+// its user name and password (https://user:password@host/...) and its
+// query (?sig=..., where object stores put a signed token). upgrade.yaml
+// belongs to the host's administrators, but the messages and the node's
+// log that name the repository reach more people (the cloud's
+// NodeUpgradeJob status among them). It works on the text, so that a URL
+// that does not parse is redacted too; a path (a share) is returned as it
+// is.
+func redactURL(loc string) string {
+	i := strings.Index(loc, "://")
+	if i <= 0 || !isScheme(loc[:i]) {
+		return loc
+	}
+	scheme, rest := loc[:i+3], loc[i+3:]
+	fragment := ""
+	if f := strings.IndexByte(rest, '#'); f >= 0 {
+		rest, fragment = rest[:f], rest[f:]
+	}
+	query := ""
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		rest, query = rest[:q], "?***"
+	}
+	// The last @ rather than the first / ends the user information: a
+	// password with an unescaped / in it must not show its tail.
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		rest = "***@" + rest[at+1:]
+	}
+	return scheme + rest + query + fragment
+}
+
+// isScheme reports whether s can be a URL's scheme (RFC 3986: a letter,
+// then letters, digits, +, - and .): what comes before :// in a path
+// (C:\x://y) is not.
+func isScheme(s string) bool {
+	for i, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// redactErr takes the credentials out of the URLs net/http and net/url
+// put in their errors (*url.Error): they name the URL they were given,
+// user name and all.
+func redactErr(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if ue, ok := e.(*url.Error); ok {
+			ue.URL = redactURL(ue.URL)
+		}
+	}
+	return err
 }

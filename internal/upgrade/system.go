@@ -36,8 +36,9 @@ type FS interface {
 	WriteFile(path string, data []byte) error
 	// CopyFile replaces dst with a copy of src in the same way.
 	CopyFile(src, dst string) error
-	// Rename moves from to to, replacing to. On Windows that fails when
-	// to is a running program; renaming a running program away works.
+	// Rename moves from to to, replacing to, and returns once that is on
+	// disk. On Windows that fails when to is a running program; renaming
+	// a running program away works.
 	Rename(from, to string) error
 	// Remove removes a file; a missing one is an error wrapping
 	// fs.ErrNotExist.
@@ -59,8 +60,8 @@ type Services interface {
 	Query(name string) (service.Status, error)
 	Start(name string) error
 	Stop(name string) error
-	// SetCommandLine replaces the service's command line in one write
-	// (service.SetCommandLine).
+	// SetCommandLine replaces the service's command line in one write,
+	// flushed to disk before it returns (service.SetCommandLine).
 	SetCommandLine(name, line string) error
 }
 
@@ -70,8 +71,10 @@ type Env struct {
 	GOOS  string
 	Paths Paths
 	FS    FS
-	// Services controls the edgecore service.
+	// Services controls the edgecore service, and Service is its name
+	// (service.DefaultName): a journal is carried out only for it.
 	Services Services
+	Service  string
 	Clock    clock.Clock
 	// Restrict gives a directory tree the ACL of C:\etc\kubeedge
 	// (acl.ApplyTree with acl.DirectorySDDL).
@@ -93,6 +96,9 @@ type Env struct {
 // staged binary is run by the service as SYSTEM.
 type Paths struct {
 	GOOS string
+	// KubeEdgeDir holds the node's configuration; BackupRoot and
+	// StateDir lie in it.
+	KubeEdgeDir string
 	// BackupRoot holds one directory per backed-up version.
 	BackupRoot string
 	// StateDir holds the journal, the health record and the staged
@@ -117,6 +123,7 @@ func NewPaths(l config.Layout) Paths {
 	state := l.UpgradeDir
 	return Paths{
 		GOOS:        g,
+		KubeEdgeDir: l.KubeEdgeDir,
 		BackupRoot:  l.BackupDir,
 		StateDir:    state,
 		Journal:     ospath.Join(g, state, "journal.json"),

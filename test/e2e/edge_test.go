@@ -28,6 +28,7 @@ type edge struct {
 	bin      string
 	cfgArg   string // the config path as edgecore sees it
 	cfgPath  string // the same file on this host
+	driveC   string // the Wine prefix's drive C on this host, for Windows
 	fakecri  *proc
 	edgecore *proc
 	// nodeIP is the address `edgecore config` chose for the node, which
@@ -35,12 +36,38 @@ type edge struct {
 	nodeIP string
 }
 
-// path turns a file of this host into the form the edge's binaries take.
+// path turns a file of this host into the form the edge's binaries take:
+// under the prefix's drive C a C:\ path, elsewhere one on Wine's Z: drive.
 func (e *edge) path(p string) string {
 	if e.os == "windows" {
+		if rel, err := filepath.Rel(e.driveC, p); e.driveC != "" && err == nil && !strings.HasPrefix(rel, "..") {
+			return `C:\` + strings.ReplaceAll(rel, "/", `\`)
+		}
 		return "Z:" + strings.ReplaceAll(p, "/", `\`)
 	}
 	return p
+}
+
+// windowsEdgeDir makes a Windows edge's directory on the prefix's drive C,
+// as an operator's files are on a Windows host: edgecore refuses to keep a
+// configuration with the join token below a folder others may rename, and
+// under Wine the test's temporary folder (Z:\tmp, mode 1777) is one.
+func windowsEdgeDir(t *testing.T, name string) (dir, driveC string) {
+	t.Helper()
+	driveC = filepath.Join(mustEnv(t, "WINEPREFIX"), "drive_c")
+	base := filepath.Join(driveC, "e2e")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(base, name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir, driveC
 }
 
 func (e *edge) command(bin string, args ...string) (string, []string) {
@@ -60,6 +87,9 @@ func newEdge(t *testing.T, c *cluster, goos string) *edge {
 func newNamedEdge(t *testing.T, c *cluster, goos, name string) *edge {
 	t.Helper()
 	e := &edge{os: goos, name: name, dir: t.TempDir()}
+	if goos == "windows" {
+		e.dir, e.driveC = windowsEdgeDir(t, name)
+	}
 	// Registered before the processes start, so it runs after they end:
 	// the Linux kubelet bind-mounts its root directory.
 	t.Cleanup(func() { unmountUnder(t, e.dir) })

@@ -218,8 +218,17 @@ func TestRefusesUnknownPriorityClass(t *testing.T) {
 func TestConfigGenerator(t *testing.T) {
 	const token = "3f6e2b1c9d8a7f6e5d4c3b2a19087f6e5d4c3b2a19087f6e5d4c3b2a19087f6e." +
 		"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE4OTM0NTYwMDB9.c2lnbmF0dXJl"
-	out := filepath.Join(t.TempDir(), "edgecore.yaml")
-	r := run(t, time.Minute, "config", "-e", "127.0.0.1:1", "-t", token, "-o", toWindowsPath(out))
+	// In the prefix's C:, not under /tmp: every account may rename what
+	// is in /tmp (mode 1777), and config refuses to write the token below
+	// a folder others may rename.
+	dir, err := os.MkdirTemp(filepath.Join(os.Getenv("WINEPREFIX"), "drive_c"), "config-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	out := filepath.Join(dir, "edgecore.yaml")
+	winOut := `C:\` + filepath.Base(dir) + `\edgecore.yaml`
+	r := run(t, time.Minute, "config", "-e", "127.0.0.1:1", "-t", token, "-o", winOut)
 	if r.code != 1 || !strings.Contains(r.stderr, "--cloudcore-ipport") || !strings.Contains(r.stderr, "--offline") {
 		t.Errorf("unreachable cloudcore: exit %d\n%s", r.code, r.stderr)
 	}
@@ -228,7 +237,7 @@ func TestConfigGenerator(t *testing.T) {
 	}
 
 	r = run(t, time.Minute, "config", "--cloudcore-ipport", "192.0.2.10:10000", "--token", token,
-		"--edgenode-name", "press-7", "--labels", "site=plant-1", "--offline", "--output", toWindowsPath(out))
+		"--edgenode-name", "press-7", "--labels", "site=plant-1", "--offline", "--output", winOut)
 	if r.code != 0 {
 		t.Fatalf("--offline: exit %d\n%s", r.code, r.stderr)
 	}
@@ -240,7 +249,7 @@ func TestConfigGenerator(t *testing.T) {
 		c.Modules.EdgeHub.WebSocket.Server != "192.0.2.10:10000" || c.Modules.Edged.NodeLabels["site"] != "plant-1" {
 		t.Errorf("generated configuration: %+v", c.Modules.EdgeHub)
 	}
-	r = run(t, time.Minute, "config", "-e", "192.0.2.10:10000", "-t", token, "--offline", "-o", toWindowsPath(out))
+	r = run(t, time.Minute, "config", "-e", "192.0.2.10:10000", "-t", token, "--offline", "-o", winOut)
 	if r.code != 1 || !strings.Contains(r.stderr, "--force") {
 		t.Errorf("an existing configuration was not protected: exit %d\n%s", r.code, r.stderr)
 	}

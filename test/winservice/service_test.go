@@ -62,7 +62,10 @@ func state(t *testing.T) (svc.State, bool) {
 // so that the service stays up until it is told to stop.
 func idleConfig(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "edgecore service test ")
+	// In %ProgramData%, not %TEMP%: the service refuses to start on a
+	// configuration in a folder another account owns, and on Windows the
+	// account running the test owns its %TEMP%.
+	dir, err := os.MkdirTemp(os.Getenv("ProgramData"), "edgecore service test ")
 	if err != nil {
 		t.Fatal(err)
 	}

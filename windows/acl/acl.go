@@ -23,6 +23,19 @@ import (
 // account, Users and Everyone included, gets any access.
 const DirectorySDDL = "O:BAD:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
 
+// ParentSDDL is the security descriptor of a directory edgecore creates
+// above the node's own (C:\etc, C:\var, C:\var\lib when they do not exist
+// yet): Administrators own it, SYSTEM and Administrators may change it,
+// Users may read and traverse it, as they may C:\, and no one else may
+// rename, empty or re-permission it. A folder made in C:\ would otherwise
+// inherit C:\'s ACL, which on client editions lets Authenticated Users
+// modify what is created below it: rename C:\etc away and put their own
+// C:\etc\kubeedge in its place. P stops that inheritance; OICI passes the
+// same rights to what is created below, which the node's own directories
+// replace with DirectorySDDL. 0x1200a9 is read, list, traverse and
+// synchronize.
+const ParentSDDL = "O:BAD:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;BU)"
+
 // ObjectSDDL is the security descriptor for edgecore's named kernel
 // objects, which other processes open by name: only SYSTEM and
 // Administrators may open them. Such an object has no children, so nothing

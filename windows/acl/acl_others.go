@@ -2,7 +2,10 @@
 
 package acl
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // ApplyTree fails outside Windows: the SDDL descriptors are Windows ACLs.
 func ApplyTree(root, _ string) error {
@@ -23,3 +26,8 @@ func Read(path string) (Security, error) {
 func Self() (string, error) {
 	return "", fmt.Errorf("reading the account this process runs as: available only in the Windows build of edgecore")
 }
+
+// Mkdir creates the directory path with mode 0750 outside Windows, where
+// modes, not the Windows ACL sddl describes, protect the node's files, as
+// they did before edgecore set descriptors.
+func Mkdir(path, _ string) error { return os.Mkdir(path, 0o750) }

@@ -152,6 +152,37 @@ func TestDirectorySDDL(t *testing.T) {
 	}
 }
 
+// A parent edgecore creates lets Users read and traverse it, as C:\
+// does, and no one but SYSTEM and Administrators rename, empty or
+// re-permission it; it inherits nothing of C:\, whose ACL on client
+// editions lets Authenticated Users modify what is made below it.
+func TestParentSDDL(t *testing.T) {
+	sec, err := ParseSDDL(ParentSDDL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Owner != "BA" || !sec.Protected {
+		t.Errorf("ParentSDDL = %+v, want Administrators its owner and a protected DACL", sec)
+	}
+	if g := sec.Removable(); len(g) != 0 {
+		t.Errorf("ParentSDDL lets others rename or empty it: %v", g)
+	}
+	others := sec.Others()
+	if len(others) != 1 || others[0].Write || !SameSID(others[0].Trustee, "BU") || others[0].String() != `BUILTIN\Users may read (0x1200a9)` {
+		t.Errorf("ParentSDDL grants others %v, want Users read and traverse only", others)
+	}
+	// What the check above reads is what a second reading finds.
+	d := parseDACL(t, ParentSDDL)
+	if !controlFlags(t, d.Flags)["P"] || len(d.ACEs) != 3 {
+		t.Errorf("ParentSDDL parses as %+v", d)
+	}
+	for _, a := range d.ACEs {
+		if f := flags(t, a.Flags); !f["OI"] || !f["CI"] || f["IO"] {
+			t.Errorf("ACE %+v: want it on the directory and on what is created below it", a)
+		}
+	}
+}
+
 func TestObjectSDDLs(t *testing.T) {
 	for name, sddl := range map[string]string{"PipeSDDL": PipeSDDL, "EventSDDL": EventSDDL} {
 		d := parseDACL(t, sddl)

@@ -5,6 +5,7 @@ package acl
 import (
 	"fmt"
 	"io/fs"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -43,6 +44,33 @@ func ApplyTree(root, sddl string) error {
 			ownerInfo|windows.DACL_SECURITY_INFORMATION|windows.UNPROTECTED_DACL_SECURITY_INFORMATION,
 			owner, nil, inherit, nil)
 	})
+}
+
+// Mkdir creates the directory path, whose parent exists, with the owner
+// and DACL of sddl from its first moment: a directory created first and
+// restricted after may be opened, or have files put in it, under its
+// parent's looser ACL in between. "" gives it what it inherits from its
+// parent, as os.Mkdir does. An existing path fails with an error
+// wrapping fs.ErrExist, a missing parent with one wrapping
+// fs.ErrNotExist.
+func Mkdir(path, sddl string) error {
+	var sa *windows.SecurityAttributes
+	if sddl != "" {
+		sd, err := windows.SecurityDescriptorFromString(sddl)
+		if err != nil {
+			return fmt.Errorf("creating %s: parsing security descriptor %q: %w", path, sddl, err)
+		}
+		sa = &windows.SecurityAttributes{SecurityDescriptor: sd}
+		sa.Length = uint32(unsafe.Sizeof(*sa))
+	}
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return &fs.PathError{Op: "mkdir", Path: path, Err: err}
+	}
+	if err := windows.CreateDirectory(p, sa); err != nil {
+		return &fs.PathError{Op: "mkdir", Path: path, Err: err}
+	}
+	return nil
 }
 
 // Describe returns the DACL of path as SDDL, for checks and diagnostics.

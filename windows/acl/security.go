@@ -62,6 +62,11 @@ func canonicalSID(s string) string {
 	return strings.ToUpper(s)
 }
 
+// SID is the SID a trustee of an SDDL string names, S-1-5-11 for AU:
+// what icacls takes as *S-1-5-11 whatever the display language, in which
+// account names are translated.
+func SID(trustee string) string { return canonicalSID(trustee) }
+
 // SameSID reports whether a and b name the same account, whichever of the
 // alias or the SID either uses.
 func SameSID(a, b string) bool { return a != "" && canonicalSID(a) == canonicalSID(b) }

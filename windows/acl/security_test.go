@@ -206,3 +206,13 @@ func TestRemovable(t *testing.T) {
 		}
 	}
 }
+
+// icacls takes the SIDs of the fixes, which no display language
+// translates.
+func TestSID(t *testing.T) {
+	for trustee, want := range map[string]string{"AU": "S-1-5-11", "BU": "S-1-5-32-545", "S-1-5-21-1-2-3-1001": "S-1-5-21-1-2-3-1001", "s-1-5-11": "S-1-5-11"} {
+		if got := SID(trustee); got != want {
+			t.Errorf("SID(%q) = %q, want %q", trustee, got, want)
+		}
+	}
+}

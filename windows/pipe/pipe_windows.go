@@ -3,6 +3,7 @@
 package pipe
 
 import (
+	"context"
 	"net"
 
 	"github.com/Microsoft/go-winio"
@@ -12,4 +13,10 @@ import (
 // security descriptor sddl allows.
 func Listen(name, sddl string) (net.Listener, error) {
 	return winio.ListenPipe(Path(name), &winio.PipeConfig{SecurityDescriptor: sddl})
+}
+
+// Dial connects to the local pipe called name; the pipe's security
+// descriptor decides whether this process may.
+func Dial(ctx context.Context, name string) (net.Conn, error) {
+	return winio.DialPipeContext(ctx, Path(name))
 }

@@ -5,10 +5,12 @@ package service
 import (
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/registry"
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
 
@@ -187,17 +189,51 @@ func Stop(name string, timeout time.Duration) error {
 // registry write, so that after a power cut the service names either the
 // old or the new command line. The upgrade points the service at a
 // complete copy of its binary with it while the binary's own path is
-// being swapped.
+// being swapped. It returns once the change is on disk (setCommandLine).
 func SetCommandLine(name, line string) error {
 	p, err := windows.UTF16PtrFromString(line)
 	if err != nil {
 		return fmt.Errorf("%s service %q: command line %q: %w", OpConfigure, name, line, err)
 	}
 	return withService(OpConfigure, name, func(s *mgr.Service) error {
-		return explain(OpConfigure, name, windows.ChangeServiceConfig(s.Handle,
-			windows.SERVICE_NO_CHANGE, windows.SERVICE_NO_CHANGE, windows.SERVICE_NO_CHANGE,
-			p, nil, nil, nil, nil, nil, nil))
+		return setCommandLine(name, line, scmConfigurer{s: s, imagePath: p})
 	})
+}
+
+// scmConfigurer changes a service through the service manager and
+// flushes its registry key.
+type scmConfigurer struct {
+	s         *mgr.Service
+	imagePath *uint16
+}
+
+func (c scmConfigurer) setImagePath(string) error {
+	return windows.ChangeServiceConfig(c.s.Handle,
+		windows.SERVICE_NO_CHANGE, windows.SERVICE_NO_CHANGE, windows.SERVICE_NO_CHANGE,
+		c.imagePath, nil, nil, nil, nil, nil, nil)
+}
+
+func (c scmConfigurer) flush() error { return flushServiceKey(c.s.Name) }
+
+// procRegFlushKey is RegFlushKey, which x/sys/windows does not wrap.
+var procRegFlushKey = windows.NewLazySystemDLL("advapi32.dll").NewProc("RegFlushKey")
+
+// flushServiceKey writes the service's registry key, and with it the
+// rest of the SYSTEM hive that changed, to disk. RegFlushKey asks for a
+// key opened with KEY_QUERY_VALUE.
+func flushServiceKey(name string) error {
+	if err := procRegFlushKey.Find(); err != nil {
+		return err
+	}
+	k, err := registry.OpenKey(registry.LOCAL_MACHINE, servicesKey+name, registry.QUERY_VALUE)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	if r, _, _ := procRegFlushKey.Call(uintptr(k)); r != 0 {
+		return syscall.Errno(r)
+	}
+	return nil
 }
 
 func withService(op Operation, name string, f func(*mgr.Service) error) error {

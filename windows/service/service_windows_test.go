@@ -159,6 +159,18 @@ func TestServiceLifecycle(t *testing.T) {
 	}
 	checkRecovery(t, name, c)
 
+	// SetCommandLine changes the command line and nothing else, and
+	// flushes the service's registry key (RegFlushKey) before it returns.
+	if err := SetCommandLine(name, wantLine+" --moved"); err != nil {
+		t.Fatal(err)
+	}
+	if st := query(t, name); st.CommandLine != wantLine+" --moved" || st.StartType != StartManual {
+		t.Errorf("after SetCommandLine: %s, command line %s", st, st.CommandLine)
+	}
+	if err := SetCommandLine(name, wantLine); err != nil {
+		t.Fatal(err)
+	}
+
 	if err := Start(name, StartTimeout); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,163 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
+)
+
+// disk is a Windows host's paths with their owner and DACL, keyed by
+// ospath.Key, recording in log what a start made and restricted, in
+// order.
+type disk struct {
+	sddl map[string]string
+	log  []string
+}
+
+func newDisk(paths map[string]string) *disk {
+	d := &disk{sddl: map[string]string{}}
+	for p, s := range paths {
+		d.sddl[ospath.Key(config.Windows, p)] = s
+	}
+	return d
+}
+
+func (d *disk) host() protect.Host {
+	key := func(p string) string { return ospath.Key(config.Windows, p) }
+	return protect.Host{
+		Read: func(p string) (acl.Security, error) {
+			s, ok := d.sddl[key(p)]
+			if !ok {
+				return acl.Security{}, fmt.Errorf("read %s: %w", p, fs.ErrNotExist)
+			}
+			return acl.ParseSDDL(s)
+		},
+		Exists: func(p string) (bool, error) { _, ok := d.sddl[key(p)]; return ok, nil },
+		Mkdir: func(p, sddl string) error {
+			d.log = append(d.log, "mkdir "+p+" "+sddl)
+			if sddl == "" {
+				sddl = "O:BAD:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)"
+			}
+			d.sddl[key(p)] = sddl
+			return nil
+		},
+		Restrict: func(p string) error {
+			d.log = append(d.log, "restrict "+p)
+			d.sddl[key(p)] = acl.DirectorySDDL
+			return nil
+		},
+		Self: acl.SystemSID,
+	}
+}
+
+const (
+	startConfig = `C:\etc\kubeedge\config\edgecore.yaml`
+	startExe    = `C:\Program Files\edgecore\edgecore.exe`
+	// C:\Program Files and what is in it: Users read and run.
+	programFiles = "O:S-1-5-80-956008885-3418522649-1831038044-1853292631-2271478464D:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)(A;OICIID;0x1200a9;;;BU)"
+	// A folder an administrator made in C:\ on a client edition.
+	othersModify = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)(A;ID;0x1301bf;;;AU)"
+)
+
+var startHost = config.Host{GOOS: config.Windows, Hostname: "EDGE-1", NodeIP: "192.0.2.7"}
+
+// freshDisk is a host with edgecore.exe installed and nothing of the
+// node yet.
+func freshDisk() *disk {
+	return newDisk(map[string]string{
+		`C:\`:              "O:TID:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICIIO;SDGXGWGR;;;AU)(A;;LC;;;AU)",
+		`C:\Program Files`: programFiles, `C:\Program Files\edgecore`: programFiles, startExe: programFiles,
+	})
+}
+
+// The first start makes every directory the node writes to protected
+// from its creation, the certificate directory edgehub writes the node's
+// key into among them, before Run registers the modules.
+func TestPrepareFilesMakesTheDirectoriesProtectedBeforeTheModulesStart(t *testing.T) {
+	c, err := config.Sample(config.KindDefault, startHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Modules.EdgeHub.Enable = true
+	d := freshDisk()
+	if err := prepareFiles(c, startHost, startConfig, startExe, true, d.host()); err != nil {
+		t.Fatal(err)
+	}
+	made := strings.Join(d.log, "\n")
+	for _, want := range []string{
+		`mkdir C:\etc ` + acl.ParentSDDL,
+		`mkdir C:\etc\kubeedge ` + acl.DirectorySDDL,
+		`mkdir C:\etc\kubeedge\certs ` + "\n", // inherits C:\etc\kubeedge's
+		`mkdir C:\var\lib\kubelet ` + acl.DirectorySDDL,
+		`mkdir C:\var\lib\kubelet\volumeplugins ` + "\n",
+		`mkdir C:\var\log\kubeedge ` + acl.DirectorySDDL,
+	} {
+		if !strings.Contains(made+"\n", want) {
+			t.Errorf("the start did\n%s\nnothing like %q", made, want)
+		}
+	}
+	// All of it is already as protect describes it: nothing to repair,
+	// and a second start changes nothing.
+	d.log = nil
+	if err := prepareFiles(c, startHost, startConfig, startExe, true, d.host()); err != nil || len(d.log) != 0 {
+		t.Errorf("second start = %v, did %v", err, d.log)
+	}
+}
+
+// A parent others may rename, or upgrade settings another account wrote
+// beside a configuration outside C:\etc\kubeedge, stop a service before
+// it changes anything, naming the path and the fix; in a console the
+// node runs on.
+func TestPrepareFilesRefusesToStartAServiceOnFilesOthersMayReplace(t *testing.T) {
+	c, err := config.Sample(config.KindDefault, startHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		config string
+		paths  map[string]string
+		wants  []string
+	}{
+		"C:\\etc made with C:\\'s ACL on a client edition": {
+			config: startConfig,
+			paths:  map[string]string{`C:\etc`: othersModify},
+			wants:  []string{`C:\etc (`, "Authenticated Users has 0x1301bf", `icacls "C:\etc" /remove:g *S-1-5-11`},
+		},
+		"upgrade settings another account wrote": {
+			config: `D:\node\edgecore.yaml`,
+			paths: map[string]string{`D:\`: acl.DirectorySDDL, `D:\node`: acl.ParentSDDL, `D:\node\edgecore.yaml`: acl.DirectorySDDL,
+				`D:\node\upgrade.yaml`: "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)"},
+			wants: []string{`D:\node\upgrade.yaml (the upgrade settings, which name where the binaries that run as SYSTEM come from) is owned by S-1-5-21-1-2-3-1001`, "takeown"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := freshDisk()
+			for p, s := range tc.paths {
+				d.sddl[ospath.Key(config.Windows, p)] = s
+			}
+			err := prepareFiles(c, startHost, tc.config, startExe, true, d.host())
+			var refused *protect.RefusedError
+			if !errors.As(err, &refused) || len(d.log) != 0 {
+				t.Fatalf("as a service: %v; did %v", err, d.log)
+			}
+			for _, w := range append(tc.wants, "the edgecore service does not start until this is fixed") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if err := prepareFiles(c, startHost, tc.config, startExe, false, d.host()); err != nil {
+				t.Errorf("in a console: %v", err)
+			}
+			if len(d.log) == 0 {
+				t.Error("in a console, the node's directories were not made")
+			}
+		})
+	}
+}
