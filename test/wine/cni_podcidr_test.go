@@ -23,7 +23,7 @@ func TestCNIConfigL2BridgeTakesThePodRangeFromTheNode(t *testing.T) {
 	h := newCNIHost(t, "containerd-1.7.25-windows-default.toml", false)
 	hub, certs := listen(t), listen(t)
 	_, certPort, _ := strings.Cut(certs, ":")
-	cfg := filepath.Join(t.TempDir(), "edgecore.yaml")
+	cfg := filepath.Join(driveCTempDir(t), "edgecore.yaml")
 	if r := run(t, time.Minute, "config", "-e", hub, "-s", certPort, "-t", testToken, "-i", "win-7", "--stream=false", "-o", toWindowsPath(cfg)); r.code != 0 {
 		t.Fatalf("config: exit %d\n%s", r.code, r.stderr)
 	}

@@ -40,7 +40,7 @@ func listen(t *testing.T) string {
 func TestPreflight(t *testing.T) {
 	hub, certs := listen(t), listen(t)
 	_, certPort, _ := net.SplitHostPort(certs)
-	cfg := filepath.Join(t.TempDir(), "edgecore.yaml")
+	cfg := filepath.Join(driveCTempDir(t), "edgecore.yaml")
 	// The tunnel's port is fixed (10004 on the cloud's host), which a
 	// stand-in cannot count on having on loopback: the unit tests check
 	// the stream row.

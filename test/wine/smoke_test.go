@@ -221,13 +221,8 @@ func TestConfigGenerator(t *testing.T) {
 	// In the prefix's C:, not under /tmp: every account may rename what
 	// is in /tmp (mode 1777), and config refuses to write the token below
 	// a folder others may rename.
-	dir, err := os.MkdirTemp(filepath.Join(os.Getenv("WINEPREFIX"), "drive_c"), "config-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	out := filepath.Join(dir, "edgecore.yaml")
-	winOut := `C:\` + filepath.Base(dir) + `\edgecore.yaml`
+	out := filepath.Join(driveCTempDir(t), "edgecore.yaml")
+	winOut := toWindowsPath(out)
 	r := run(t, time.Minute, "config", "-e", "127.0.0.1:1", "-t", token, "-o", winOut)
 	if r.code != 1 || !strings.Contains(r.stderr, "--cloudcore-ipport") || !strings.Contains(r.stderr, "--offline") {
 		t.Errorf("unreachable cloudcore: exit %d\n%s", r.code, r.stderr)

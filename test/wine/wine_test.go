@@ -101,7 +101,25 @@ func toWindowsPath(p string) string {
 	if err != nil {
 		panic(err)
 	}
+	if rel, err := filepath.Rel(filepath.Join(os.Getenv("WINEPREFIX"), "drive_c"), abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return `C:\` + strings.ReplaceAll(rel, "/", `\`)
+	}
 	return "Z:" + strings.ReplaceAll(abs, "/", `\`)
+}
+
+// driveCTempDir is a temporary directory on the prefix's drive C, removed
+// after the test, for a configuration with a join token: edgecore refuses
+// to keep the token below a folder others may rename, and under Wine the
+// test's own temporary folder is one (Z:\tmp, mode 1777). toWindowsPath
+// names what is in it as C:\….
+func driveCTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(filepath.Join(os.Getenv("WINEPREFIX"), "drive_c"), "test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // runUntil starts edgecore.exe under Wine and reads its output until it
