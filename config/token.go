@@ -2,7 +2,10 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 
@@ -80,17 +83,56 @@ func writeFileReplacing(path string, data []byte) error {
 // its directory. An existing file is only replaced when overwrite is set, so
 // that a typo in a command never destroys a working configuration.
 func WriteNewFile(path string, data []byte, perm os.FileMode, overwrite bool) error {
+	return WriteNewSecret(path, data, overwrite, createMode(perm))
+}
+
+// createMode creates a new file with exactly perm, whatever the umask.
+func createMode(perm os.FileMode) func(string) (*os.File, error) {
+	return func(p string) (*os.File, error) {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.Chmod(perm); err != nil {
+			f.Close()
+			os.Remove(p)
+			return nil, err
+		}
+		return f, nil
+	}
+}
+
+// WriteNewSecret is WriteNewFile with the file created by create, which
+// must make a new file and fail when one exists: on Windows the caller
+// gives the file its security descriptor there, so that a token written
+// outside the node's restricted folders can be read by no one else from
+// its first byte. The file is written beside path and renamed over it,
+// and a rename keeps the file's own descriptor.
+func WriteNewSecret(path string, data []byte, overwrite bool, create func(string) (*os.File, error)) error {
 	if _, err := os.Stat(path); err == nil && !overwrite {
 		return fmt.Errorf("%s already exists: pass --force to replace it", path)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("create directory for %s: %w", path, err)
 	}
-	return writeAtomic(path, data, perm)
+	return writeAtomicWith(path, data, create)
 }
 
 func writeAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".edgecore-*.yaml")
+	return writeAtomicWith(path, data, createMode(perm))
+}
+
+// writeAtomicWith writes data to a new file beside path, made by create
+// under a name no one else uses, and renames it over path.
+func writeAtomicWith(path string, data []byte, create func(string) (*os.File, error)) error {
+	var tmp *os.File
+	var err error
+	for i := 0; i < 100; i++ {
+		tmp, err = create(filepath.Join(filepath.Dir(path), fmt.Sprintf(".edgecore-%d.yaml", rand.Uint32())))
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -100,9 +142,6 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), perm); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)

@@ -112,7 +112,7 @@ func WriteConfig(out io.Writer, o ConfigOptions, reach config.Reach, acls protec
 			return err
 		}
 	}
-	if err := config.WriteNewFile(o.Output, data, 0o600, o.Overwrite); err != nil {
+	if err := writeSecret(o, data, acls); err != nil {
 		return err
 	}
 	// Only what differs now: the file, when no restricted directory
@@ -151,4 +151,19 @@ func absOutput(host config.Host, output string) (string, error) {
 		return "", fmt.Errorf("--output %s: %w", output, err)
 	}
 	return abs, nil
+}
+
+// writeSecret writes the configuration, which holds the join token: on
+// Windows into a file created with its own administrators-only descriptor
+// (an --output outside the node's folders would otherwise hold the token
+// under its folder's ACL until it is restricted), elsewhere with mode
+// 0600.
+func writeSecret(o ConfigOptions, data []byte, acls protect.Host) error {
+	if o.Host.GOOS != config.Windows {
+		return config.WriteNewFile(o.Output, data, 0o600, o.Overwrite)
+	}
+	if acls.CreateFile == nil {
+		return fmt.Errorf("writing %s: no way to create a file with its security descriptor was given", o.Output)
+	}
+	return config.WriteNewSecret(o.Output, data, o.Overwrite, acls.CreateFile)
 }

@@ -131,12 +131,25 @@ func TestWriteConfigRestrictsBeforeWritingTheToken(t *testing.T) {
 			return nil
 		},
 		Mkdir: func(path, sddl string) error { return fmt.Errorf("mkdir %s: the output's directory exists", path) },
+		// The file that receives the token is created with its own
+		// descriptor, before a byte of it is written.
+		CreateFile: func(path string) (*os.File, error) {
+			calls = append(calls, "create with the administrators-only descriptor "+filepath.Base(filepath.Dir(path))+" (file written: "+fmt.Sprint(fileExists(output))+")")
+			return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		},
 	}
 	if err := WriteConfig(&bytes.Buffer{}, configOptions(host, output), nil, acls); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`restrict C:\etc\kubeedge (file written: false)`, "restrict " + output + " (file written: true)"}
+	want := []string{`restrict C:\etc\kubeedge (file written: false)`,
+		"create with the administrators-only descriptor " + filepath.Base(filepath.Dir(output)) + " (file written: false)",
+		"restrict " + output + " (file written: true)"}
 	if !reflect.DeepEqual(calls, want) {
 		t.Errorf("did\n%s\nwant\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -194,6 +194,11 @@ type Host struct {
 	// and DACL of an SDDL string from its first moment, or what it
 	// inherits for "" (acl.Mkdir).
 	Mkdir func(path, sddl string) error
+	// CreateFile creates a new file, failing when one exists, that only
+	// SYSTEM and Administrators may open from its first byte
+	// (acl.CreateFile with acl.FileSDDL): for a secret written outside
+	// the node's restricted folders.
+	CreateFile func(path string) (*os.File, error)
 	// Self is the SID of the account running the command when it runs
 	// elevated: an administrator, who may own what they created.
 	Self string
@@ -492,8 +497,9 @@ func HostACLs() Host {
 			}
 			return err == nil, err
 		},
-		Mkdir: acl.Mkdir,
-		Self:  self,
+		Mkdir:      acl.Mkdir,
+		CreateFile: func(path string) (*os.File, error) { return acl.CreateFile(path, acl.FileSDDL) },
+		Self:       self,
 	}
 }
 

@@ -23,6 +23,12 @@ import (
 // account, Users and Everyone included, gets any access.
 const DirectorySDDL = "O:BAD:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
 
+// FileSDDL is the security descriptor of a secret file edgecore creates
+// outside the node's restricted folders (a configuration written with
+// `config --output`): SYSTEM and Administrators only, owned by
+// Administrators, not inheriting its folder's ACL.
+const FileSDDL = "O:BAD:P(A;;FA;;;SY)(A;;FA;;;BA)"
+
 // ParentSDDL is the security descriptor of a directory edgecore creates
 // above the node's own (C:\etc, C:\var, C:\var\lib when they do not exist
 // yet): Administrators own it, SYSTEM and Administrators may change it,

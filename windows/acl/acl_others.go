@@ -31,3 +31,9 @@ func Self() (string, error) {
 // modes, not the Windows ACL sddl describes, protect the node's files, as
 // they did before edgecore set descriptors.
 func Mkdir(path, _ string) error { return os.Mkdir(path, 0o750) }
+
+// CreateFile creates the new file path with mode 0600 outside Windows,
+// failing when it exists.
+func CreateFile(path, _ string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+}

@@ -5,6 +5,7 @@ package acl
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -71,6 +72,28 @@ func Mkdir(path, sddl string) error {
 		return &fs.PathError{Op: "mkdir", Path: path, Err: err}
 	}
 	return nil
+}
+
+// CreateFile creates the new file path, failing when it exists, with the
+// owner and DACL of sddl from its first byte: a secret written to a file
+// created first and restricted after could be read, under its folder's
+// looser ACL, in between.
+func CreateFile(path, sddl string) (*os.File, error) {
+	sd, err := windows.SecurityDescriptorFromString(sddl)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: parsing security descriptor %q: %w", path, sddl, err)
+	}
+	sa := &windows.SecurityAttributes{SecurityDescriptor: sd}
+	sa.Length = uint32(unsafe.Sizeof(*sa))
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	h, err := windows.CreateFile(p, windows.GENERIC_READ|windows.GENERIC_WRITE, 0, sa, windows.CREATE_NEW, windows.FILE_ATTRIBUTE_NORMAL, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(h), path), nil
 }
 
 // Describe returns the DACL of path as SDDL, for checks and diagnostics.
