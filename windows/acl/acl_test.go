@@ -364,3 +364,22 @@ func TestWalkStopsAtTheFirstFailureNamingThePath(t *testing.T) {
 		t.Errorf("walk = %v, want the apply error naming the file", err)
 	}
 }
+
+// The descriptor of a secret file created outside the node's folders
+// admits SYSTEM and Administrators only, owned by Administrators, and
+// does not inherit its folder's ACL.
+func TestFileSDDL(t *testing.T) {
+	sec, err := ParseSDDL(FileSDDL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Owner != "BA" {
+		t.Errorf("owner %q, want BA", sec.Owner)
+	}
+	if g := sec.Others(""); len(g) != 0 {
+		t.Errorf("FileSDDL admits others: %v", g)
+	}
+	if !controlFlags(t, parseDACL(t, FileSDDL).Flags)["P"] {
+		t.Error("FileSDDL's DACL is not protected from inheritance")
+	}
+}

@@ -167,3 +167,36 @@ func TestMkdirCreatesWithTheDescriptor(t *testing.T) {
 		t.Errorf("%s, made with its parent's ACL, grants %v", inherits, g)
 	}
 }
+
+func TestCreateFileCreatesWithTheDescriptor(t *testing.T) {
+	// Administrators as the owner needs an elevated prompt.
+	if !windows.GetCurrentProcessToken().IsElevated() {
+		t.Skip("needs an elevated prompt")
+	}
+	p := filepath.Join(tempDir(t), "edgecore.yaml")
+	f, err := CreateFile(p, FileSDDL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("token: x\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := CreateFile(p, FileSDDL); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("CreateFile of an existing file = %v, want fs.ErrExist", err)
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "token: x\n" {
+		t.Errorf("read back %q, %v", b, err)
+	}
+	if windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil {
+		back, err := Describe(p)
+		t.Skipf("Wine 8 keeps no file ACLs: %s reads back as %s (%v), made up from its Unix mode; the descriptor handed to CreateFile is FileSDDL, judged by TestFileSDDL", p, back, err)
+	}
+	sec, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := sec.Others(); len(g) != 0 {
+		t.Errorf("%s grants %v at creation", p, g)
+	}
+}
