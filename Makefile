@@ -158,6 +158,11 @@ $(E2E)/controller-manager: $(WORK) test/e2e/controllermanager/main.go $(SOURCES)
 	go build -trimpath -o $@ ./test/e2e/controllermanager
 $(E2E)/fakecri: $(FAKECRI_SOURCES) $(WORK)
 	go build -trimpath -o $@ ./test/fakecri/cmd/fakecri
+# What an administrator runs to rehearse a host shutdown on the service
+# (its pre-shutdown event), for TestWindowsNodeShutdown.
+PRESHUTDOWN_EXE := $(OUT)/windows-amd64/preshutdown.exe
+$(PRESHUTDOWN_EXE): test/e2e/preshutdown/main.go $(wildcard windows/service/*.go windows/stackdump/*.go) go.mod go.sum $(WORK)
+	GOOS=windows go build -trimpath -buildvcs=false -o $@ ./test/e2e/preshutdown
 
 # The journey scenario copies this prefix for a host of its own: prepared
 # like the test prefix, and never run in, so every copy starts as a clean
@@ -198,10 +203,10 @@ E2E_ENV = JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
 	CONTROLLER_MANAGER_BIN=$(CURDIR)/$(E2E)/controller-manager \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
-	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
+	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) PRESHUTDOWN_EXE=$(CURDIR)/$(PRESHUTDOWN_EXE) \
 	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine)
 
-e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD)
+e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	$(E2E_ENV) go test -tags e2e -count=1 -v -timeout 45m $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/
 	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true

@@ -73,6 +73,7 @@ func applyHost(c *v1alpha2.EdgeCoreConfig, host Host) {
 		// An explicit empty value: left out, upstream defaults to
 		// /etc/resolv.conf.
 		k.ResolverConfig = &noResolvConf
+		applyWindowsNodeShutdown(k)
 	}
 }
 

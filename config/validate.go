@@ -86,6 +86,7 @@ func Validate(c *v1alpha2.EdgeCoreConfig, goos string) field.ErrorList {
 		errs = append(errs, field.Invalid(kp.Child("singleProcessOOMKill"), *k.SingleProcessOOMKill,
 			"a cgroup v2 setting of Linux, which the kubelet refuses on Windows: remove the line"))
 	}
+	errs = append(errs, validateNodeShutdown(k)...)
 	return errs
 }
 

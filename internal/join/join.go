@@ -134,6 +134,9 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 	fmt.Fprintf(out, "Node %s joined cloudcore at %s.\n", j.NodeName(), j.hubAddr)
 	fmt.Fprintf(out, "edgecore runs as the Windows service %q: it starts at boot and is restarted after a failure; it logs to %s.\n",
 		j.svc.Name, j.o.LogFile)
+	if ns := config.NodeShutdownOf(j.cfg, j.goos); ns.Grace > 0 {
+		fmt.Fprintf(out, "At a host shutdown the node first stops its pods by priority, within %v (%s).\n", ns.Grace, ns.Field)
+	}
 	fmt.Fprintf(out, "Next, on the cloud side: kubectl get node %s\n", j.NodeName())
 	return nil
 }
@@ -171,20 +174,21 @@ func (j *Join) prepare(c *v1alpha2.EdgeCoreConfig, rewrites []config.Rewrite) er
 	kubeedge := j.kubeEdgeDir()
 	settings, _ := ParseSettings(o.Set)
 	var err error
-	// The executable comes from the running process, not a flag; the
-	// service manager still needs it absolute and quotable.
-	j.svc = service.DefaultConfig(o.Executable, o.ConfigFile)
-	j.svc.Name = o.ServiceName
-	if err := j.svc.Validate(); err != nil {
-		return err
-	}
-
 	if c, err = ApplySettings(c, settings, o.Host); err != nil {
 		return err
 	}
 	rewrites = append(rewrites, config.Normalize(c, j.goos)...)
 	if errs := config.Validate(c, j.goos); len(errs) > 0 {
 		return &config.InvalidError{What: "configuration with the --set values", Errs: errs}
+	}
+	// The executable comes from the running process, not a flag; the
+	// service manager still needs it absolute and quotable. A host
+	// shutdown waits for the pods' grace periods the configuration (with
+	// the --set values) gives.
+	j.svc = service.DefaultConfig(o.Executable, o.ConfigFile, config.NodeShutdownOf(c, j.goos).Grace)
+	j.svc.Name = o.ServiceName
+	if err := j.svc.Validate(); err != nil {
+		return err
 	}
 	var errs field.ErrorList
 	hub := c.Modules.EdgeHub
@@ -296,10 +300,11 @@ func (j *Join) Plan() steps.Plan {
 			Undo:        j.removeConfig,
 		},
 		{
-			Name:        stepService,
-			Description: fmt.Sprintf("install the service %q (automatic start, restarted after a failure) running %s, and start it", j.svc.Name, cmdline),
-			Do:          j.installService,
-			Undo:        j.uninstallService,
+			Name: stepService,
+			Description: fmt.Sprintf("install the service %q (automatic start, restarted after a failure, a host shutdown waits up to %v for it) running %s, and start it",
+				j.svc.Name, j.svc.PreShutdownTimeout, cmdline),
+			Do:   j.installService,
+			Undo: j.uninstallService,
 		},
 		{
 			Name: stepWait,

@@ -95,6 +95,7 @@ func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
 				`token removed from C:\etc\kubeedge\config\edgecore.yaml`,
 				"edgehub connected to cloudcore at 192.168.50.10:10000",
 				"Node line3-pc joined cloudcore at 192.168.50.10:10000.",
+				"At a host shutdown the node first stops its pods by priority, within 30s (modules.edged.tailoredKubeletConfig.shutdownGracePeriod).",
 				"Next, on the cloud side: kubectl get node line3-pc",
 			)
 			if !reflect.DeepEqual(w.reached, []string{"192.168.50.10:10000", "192.168.50.10:10002", "192.168.50.10:10004"}) {
@@ -112,8 +113,14 @@ func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
 			if svc.Executable != exe || !reflect.DeepEqual(svc.Args, []string{"--config", cfgFile}) || svc.StartType != service.StartAutomatic {
 				t.Errorf("service config %+v", svc)
 			}
+			// The written configuration stops the pods for up to 30 s at
+			// a host shutdown; Windows waits for that and edgecore's stop.
+			if svc.PreShutdownTimeout != 70*time.Second {
+				t.Errorf("service pre-shutdown time-out %v, want 70s", svc.PreShutdownTimeout)
+			}
 			cfg := w.fs.content(cfgFile)
-			mustContain(t, "config", cfg, "hostnameOverride: line3-pc", "site: plant-1", `token: ""`, "server: 192.168.50.10:10000")
+			mustContain(t, "config", cfg, "hostnameOverride: line3-pc", "site: plant-1", `token: ""`, "server: 192.168.50.10:10000",
+				"shutdownGracePeriod: 30s", "shutdownGracePeriodCriticalPods: 10s", "WindowsGracefulNodeShutdown: true")
 			noSecretOnDisk(t, w)
 			if joinRemoved := len(w.removeTok) > 0; joinRemoved == edgecoreBlanks {
 				t.Errorf("join called RemoveToken %v; edgecore blanked it itself: %v", w.removeTok, edgecoreBlanks)
@@ -563,6 +570,21 @@ func TestJoinAppliesSetToTheWrittenConfiguration(t *testing.T) {
 	cfg := w.fs.content(cfgFile)
 	mustContain(t, "config", cfg, "maxPods: 50", `line: "3"`, "site: plant-1", `rootDirectory: D:\kubelet`)
 	mustContain(t, "output", out.String(), `modules.edged.rootDirectory: written as D:\kubelet (given as D:/kubelet)`, `created D:\kubelet`)
+}
+
+// A host shutdown waits for the grace periods the --set values give.
+func TestJoinSetsThePreShutdownTimeOutFromTheSetValues(t *testing.T) {
+	w := newWorld(t)
+	w.edgecoreIssues(true)
+	o := w.options()
+	o.Set = []string{"modules.edged.tailoredKubeletConfig.shutdownGracePeriod=2m", "modules.edged.tailoredKubeletConfig.shutdownGracePeriodCriticalPods=20s"}
+	var out bytes.Buffer
+	if err := Run(context.Background(), &out, o, w.system()); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if got := w.services.installed["edgecore"].PreShutdownTimeout; got != 160*time.Second {
+		t.Errorf("pre-shutdown time-out %v, want 160s for 2m of node shutdown", got)
+	}
 }
 
 func TestJoinRefusesSetThatBreaksAWindowsRule(t *testing.T) {

@@ -4,6 +4,8 @@
 package modules
 
 import (
+	"time"
+
 	"k8s.io/klog/v2"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
@@ -45,7 +47,8 @@ func migrateDatabase(dataSource string) {
 
 // Register puts the kubelet server where only administrators reach it,
 // opens the database with the tables of the enabled modules, then
-// registers every edge module with its part of c, and last the Windows
+// registers every edge module with its part of c (edgeHub with its
+// reconnection hooks), and last the Windows
 // node job runners, which must replace upstream's: taskmanager.Register
 // installs those.
 func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent) {
@@ -56,6 +59,8 @@ func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent) {
 	migrateDatabase(c.DataBase.DataSource)
 	devicetwin.Register(c.Modules.DeviceTwin, node)
 	edged.Register(c.Modules.Edged)
+	installHubReconnect(time.Duration(c.Modules.EdgeHub.Heartbeat)*time.Second, node,
+		c.Modules.Edged.TailoredKubeletConfig.NodeLeaseDurationSeconds)
 	edgehub.Register(c.Modules.EdgeHub, node)
 	eventbus.Register(c.Modules.EventBus, node)
 	metamanager.Register(c.Modules.MetaManager)

@@ -26,9 +26,12 @@ import (
 // started the process, as the edgecore service. Either way the node runs
 // under the one context of lifecycle.NodeContext: Ctrl+C ends it in a
 // console, the service manager's Stop, Shutdown or pre-shutdown as a
-// service; nothing else stops it. As a service, standard error goes to
-// panic.log beside the log file; in both modes the event
-// Global\stackdump-<pid> asks for a dump of every goroutine's stack.
+// service; nothing else stops it. At a host shutdown the service first has
+// the kubelet stop the pods (installNodeShutdown); an administrator
+// rehearses that through the event Global\preshutdown-<pid>, which the
+// service handles as the service manager's pre-shutdown. As a service,
+// standard error goes to panic.log beside the log file; in both modes the
+// event Global\stackdump-<pid> asks for a dump of every goroutine's stack.
 func Main(opts Options) error {
 	asService, err := service.IsWindowsService()
 	if err != nil {
@@ -68,9 +71,11 @@ func Main(opts Options) error {
 	if !asService {
 		return Run(ctx, opts)
 	}
+	preShutdown, closePreShutdown := servePreShutdownRequests()
+	defer closePreShutdown()
 	return service.RunAsService(service.DefaultName, runUntilFatal(ctx, opts), func() {
 		stop("the service manager asked the service to stop")
-	})
+	}, preShutdown)
 }
 
 // runUntilFatal runs the node and returns when it stops, or when upstream

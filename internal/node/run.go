@@ -27,6 +27,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
+	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 // Run loads the configuration, prepares the host and runs the edge modules
@@ -79,6 +80,14 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	// A service that Windows would not wait for as long as its pods need
+	// at a host shutdown does not start.
+	shutdown := config.NodeShutdownOf(cfg, host.GOOS)
+	if opts.asService {
+		if err := checkPreShutdown(opts.ConfigFile, shutdown, service.Query); err != nil {
+			return err
+		}
+	}
 	if iface := cfg.Modules.Edged.CustomInterfaceName; iface != "" {
 		ip, err := netutil.ChooseBindAddressForInterface(iface)
 		if err != nil {
@@ -89,8 +98,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	if ed := cfg.Modules.Edged; ed != nil && ed.Enable && ed.TailoredKubeletConfig != nil {
-		// Only the CRI probe, taken once: the wait polls every few
-		// seconds and needs nothing else of the host.
+		// Only the CRI probe, taken once: the wait polls four times a
+		// second and needs nothing else of the host.
 		cri := hostprobe.System().CRI
 		probe := func(ctx context.Context, endpoint string) error {
 			// A runtime that accepts the connection but never answers
@@ -105,6 +114,9 @@ func Run(ctx context.Context, opts Options) error {
 			return nil
 		}
 	}
+	// Before edged is created: the kubelet's node shutdown manager
+	// registers with the service once it runs.
+	installNodeShutdown(shutdown)
 	upgrades := modules.NewUpgradeAgent(ctx, host, cfg, opts.ConfigFile)
 	modules.Register(cfg, host.GOOS, upgrades)
 	// An upgrade that restarted the service into this process (or was cut

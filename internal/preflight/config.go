@@ -52,6 +52,10 @@ type Config struct {
 	// the configuration names.
 	Protected    []protect.Target
 	ProtectedErr error
+	// NodeShutdown is how the kubelet stops the pods at a host shutdown
+	// (config.NodeShutdownOf), for a Windows configuration only: how long
+	// Windows must wait for the service.
+	NodeShutdown *config.NodeShutdown
 }
 
 // DefaultTimeout bounds each network probe, so that an unreachable
@@ -82,6 +86,10 @@ func FromConfig(cfg *v1alpha2.EdgeCoreConfig, host config.Host, configFile strin
 		files = protect.ConfigFiles(configFile, upgrade.SettingsPath(host.GOOS, configFile))
 	}
 	pc.Protected, pc.ProtectedErr = protect.Targets(cfg, layout, "", files...)
+	if host.GOOS == config.Windows {
+		ns := config.NodeShutdownOf(cfg, host.GOOS)
+		pc.NodeShutdown = &ns
+	}
 	if cfg.Modules == nil {
 		return pc
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
+	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 var now = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -43,6 +44,10 @@ type host struct {
 	dialErr   map[string]error // by "tcp host:port" or "quic host:port"
 	certs     map[string]Validity
 	certErr   map[string]error
+	// svc is the edgecore service as the service manager reports it;
+	// the zero value: not installed.
+	svc    service.Status
+	svcErr error
 }
 
 func healthyConfig() Config {
@@ -168,5 +173,10 @@ func (h *host) probes() Probes {
 			return v, nil
 		},
 		Now: func() time.Time { return now },
+		Service: func(name string) (service.Status, error) {
+			st := h.svc
+			st.Name = name
+			return st, h.svcErr
+		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
+	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 // Probes gather the facts the checks judge. A nil probe gives a WARN row
@@ -46,6 +47,10 @@ type Probes struct {
 	// Protect reads the owners and ACLs of the node's files
 	// (protect.HostACLs); preflight never changes them.
 	Protect *protect.Host
+	// Service reads an installed service's state and configuration
+	// (service.Query); a missing service is a Status with Installed
+	// false.
+	Service func(name string) (service.Status, error)
 }
 
 // Platform is one entry of an image index, or the platform of a single

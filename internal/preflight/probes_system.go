@@ -8,6 +8,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
+	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 // SystemProbes are the probes of the running host, whose facts host holds
@@ -34,5 +35,6 @@ func SystemProbes(host config.Host) Probes {
 		Certificate:       readCertificate,
 		Now:               time.Now,
 		PodNetwork:        systemPodNetworkProbes(host),
+		Service:           service.Query,
 	}
 }

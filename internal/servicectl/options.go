@@ -91,7 +91,9 @@ func RunInstall(out, errOut io.Writer, o InstallOptions, sys System) error {
 	if err != nil {
 		return err
 	}
-	c := service.DefaultConfig(o.Executable, o.ConfigFile)
+	// A host shutdown waits for the pods' grace periods of this
+	// configuration, then for edgecore's own stop.
+	c := service.DefaultConfig(o.Executable, o.ConfigFile, config.NodeShutdownOf(cfg, o.Host.GOOS).Grace)
 	// The line the service manager will run, refused before anything
 	// changes if it cannot be written.
 	line, err := c.CommandLine()

@@ -8,10 +8,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 var windowsHost = config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.0.0.5",
@@ -80,6 +82,34 @@ func TestRunInstall(t *testing.T) {
 		"go to "+logDir+", open to SYSTEM and Administrators only", "Start it with: edgecore.exe service start")
 	if errOut.String() != "warning: containerd is not installed\n" {
 		t.Errorf("warnings: %q", errOut.String())
+	}
+	// The Windows defaults stop the pods for up to 30 s at a host
+	// shutdown: Windows must wait that long, and for edgecore's own stop.
+	if got := h.installed.PreShutdownTimeout; got != service.PreShutdownTimeoutFor(30*time.Second) || got != 70*time.Second {
+		t.Errorf("installed with a pre-shutdown time-out of %v, want 70s for the default 30s of node shutdown", got)
+	}
+}
+
+// The pre-shutdown time-out follows the configuration's grace periods.
+func TestRunInstallSetsThePreShutdownTimeOutFromTheConfiguration(t *testing.T) {
+	for text, want := range map[string]time.Duration{
+		"      shutdownGracePeriod: 0s\n      shutdownGracePeriodCriticalPods: 0s\n": 35 * time.Second,
+		"      shutdownGracePeriod: 0s\n      shutdownGracePeriodCriticalPods: 0s\n      shutdownGracePeriodByPodPriority:\n" +
+			"      - {priority: 0, shutdownGracePeriodSeconds: 60}\n      - {priority: 100000, shutdownGracePeriodSeconds: 30}\n": 130 * time.Second,
+	} {
+		cfg := filepath.Join(t.TempDir(), "edgecore.yaml")
+		body := "apiVersion: edgecore.config.kubeedge.io/v1alpha2\nkind: EdgeCore\nmodules:\n  edged:\n    tailoredKubeletConfig:\n" + text
+		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		h := &host{}
+		o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost}
+		if err := RunInstall(&bytes.Buffer{}, &bytes.Buffer{}, o, h.system()); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.installed.PreShutdownTimeout; got != want {
+			t.Errorf("%s: pre-shutdown time-out %v, want %v", body, got, want)
+		}
 	}
 }
 

@@ -35,6 +35,8 @@ type host struct {
 	sddl map[string]string
 	// made is the descriptor each directory install created was given.
 	made map[string]string
+	// installed is the service install created.
+	installed service.Config
 }
 
 // exists is the host's files: the executable in Program Files, which
@@ -69,6 +71,7 @@ func (h *host) system() System {
 		},
 		Install: func(c service.Config) ([]string, error) {
 			h.calls = append(h.calls, "install "+c.Name)
+			h.installed = c
 			return []string{"containerd is not installed"}, h.installErr
 		},
 		Uninstall: func(name string) error {
@@ -127,7 +130,7 @@ func (h *host) system() System {
 const logDir = `C:\var\log\kubeedge`
 
 func serviceConfig() service.Config {
-	return service.DefaultConfig(`C:\Program Files\edgecore\edgecore.exe`, `C:\etc\kubeedge\config\edgecore.yaml`)
+	return service.DefaultConfig(`C:\Program Files\edgecore\edgecore.exe`, `C:\etc\kubeedge\config\edgecore.yaml`, 0)
 }
 
 func mustContain(t *testing.T, what, got string, wants ...string) {

@@ -127,8 +127,9 @@ func scenario(t *testing.T, goos string) {
 		t.Errorf("logs --follow still open %v after cloudcore stopped", outage)
 	}
 	back := time.Now()
-	c.restartCloudcore(t)
-	again := eventually(t, readyBound, "node Ready again after cloudcore came back", c.nodeReady(e.name, back))
+	answered := c.restartCloudcore(t)
+	eventually(t, readyBound, "node Ready again after cloudcore came back", c.nodeReady(e.name, back))
+	again := time.Since(answered)
 	c.sameContainer(t, "app-2", container, "the cloud outage")
 	e.createdOnce(t, 2, "the cloud outage")
 	// The tunnel comes back with the hub: nothing to restart on the edge.
@@ -136,7 +137,7 @@ func scenario(t *testing.T, goos string) {
 		got, err := c.logs("app-2", corev1.PodLogOptions{})
 		return got == "before the outage\n", fmt.Errorf("%q, %v", got, err)
 	})
-	t.Logf("cloud outage of %v passed: pod kept running, node Ready again %s and logs through the tunnel %s after cloudcore restarted",
+	t.Logf("cloud outage of %v passed: pod kept running, node Ready again %s after cloudcore answered and logs through the tunnel %s after that",
 		outage, fmtDur(again), fmtDur(tunnelBack))
 
 	// Edge restart while the cloud is away: edgecore starts from its own
@@ -156,12 +157,25 @@ func scenario(t *testing.T, goos string) {
 		t.Fatalf("after the restart the edge's database does not hold pod app-2 (%v)", err)
 	}
 	back = time.Now()
-	c.restartCloudcore(t)
+	answered = c.restartCloudcore(t)
 	eventually(t, readyBound, "node Ready after edge restart and cloud return", c.nodeReady(e.name, back))
+	againRestarted := time.Since(answered)
 	eventually(t, podBound, "pod app-2 still Running", c.podRunning("app-2"))
 	c.sameContainer(t, "app-2", container, "the edge restart")
 	e.createdOnce(t, 2, "the edge restart")
-	t.Log("edgecore restarted with cloudcore down: started from its database, pod app-2 still known and Running")
+	t.Logf("edgecore restarted with cloudcore down: started from its database, pod app-2 still known and Running; node Ready again %s after cloudcore answered",
+		fmtDur(againRestarted))
+
+	// A crash with the cloud up: the process is killed and started again
+	// at once, as the service manager does; the pod is left alone.
+	e.edgecore.kill()
+	restarted := time.Now()
+	e.startEdgecore(t)
+	eventually(t, readyBound, "node Ready after edgecore crashed and started again", c.nodeReady(e.name, restarted))
+	againCrashed := time.Since(restarted)
+	c.sameContainer(t, "app-2", container, "the crash")
+	e.createdOnce(t, 2, "the crash")
+	t.Logf("edgecore killed and started again: node Ready again %s after it started, pod app-2 in the same container", fmtDur(againCrashed))
 
 	logsRTT, execRTT := c.streamChecks(t, e, fwd)
 
@@ -169,6 +183,8 @@ func scenario(t *testing.T, goos string) {
 		goos, fmtDur(toReady), fmtDur(podLatency), peak)
 	fmt.Printf("e2e figures (%s edge): through cloudcore's tunnel, kubectl logs %s and exec %s round trip\n",
 		goos, fmtMs(logsRTT), fmtMs(execRTT))
+	fmt.Printf("e2e figures (%s edge): after a %v cloud outage Ready again %s after cloudcore answered (%s when edgecore had restarted during the outage); after a crash Ready again %s after edgecore started\n",
+		goos, outage, fmtDur(again), fmtDur(againRestarted), fmtDur(againCrashed))
 }
 
 // nodeReady holds when the node's Ready condition is true and, for a time

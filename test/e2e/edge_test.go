@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,7 @@ type edge struct {
 	driveC   string // the Wine prefix's drive C on this host, for Windows
 	fakecri  *proc
 	edgecore *proc
+	starts   int // of edgecore, each with a log of its own
 	// nodeIP is the address `edgecore config` chose for the node, which
 	// edgeStream announces to cloudcore and the API server dials.
 	nodeIP string
@@ -179,7 +181,13 @@ func (e *edge) adjustConfig(t *testing.T) {
 func (e *edge) startEdgecore(t *testing.T) {
 	t.Helper()
 	bin, args := e.command(e.bin, "--config", e.cfgArg)
-	e.edgecore = start(t, e.dir, "edgecore", e.env, bin, args...)
+	// A log for each run: a failure after a restart shows the run
+	// before it too.
+	name := "edgecore"
+	if e.starts++; e.starts > 1 {
+		name = fmt.Sprintf("edgecore-%d", e.starts)
+	}
+	e.edgecore = start(t, e.dir, name, e.env, bin, args...)
 }
 
 // peakRSS is the most memory the edgecore process has held, in MiB (under

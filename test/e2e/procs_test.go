@@ -78,6 +78,13 @@ func (p *proc) stop() {
 	}
 }
 
+// kill ends the component the way a crash does: SIGKILL to its group,
+// with no chance to clean up.
+func (p *proc) kill() {
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
 func (p *proc) exited() bool {
 	select {
 	case <-p.done:

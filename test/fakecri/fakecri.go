@@ -78,6 +78,9 @@ type Options struct {
 	PodCIDR string
 	// CallLog, when set, is told of every call and its error, if any.
 	CallLog func(method string, err error)
+	// Actions, when set, is told of each stop of a container and each
+	// ExecSync in one (see Action), before the call returns.
+	Actions func(Action)
 	// StreamAddr is where the exec and attach streaming server listens;
 	// empty means 127.0.0.1 on any free port. The kubelet connects to it
 	// and proxies the API server's streams there.
@@ -220,6 +223,8 @@ type container struct {
 	// done is closed when the container stops running.
 	done  chan struct{}
 	logMu sync.Mutex
+	// stopCode is the exit code a stop ends the container with (CmdOnStop).
+	stopCode int32
 }
 
 // service implements both CRI services over one state. The embedded
@@ -479,16 +484,71 @@ func (s *service) start(id string) (*container, error) {
 	return c, nil
 }
 
-// stop ends a created or running container as if it exited on its own
-// after the stop signal.
-func stop(c *container) { finish(c, 0, "Completed") }
+// stop ends a created or running container as if its main process
+// exited on the stop signal: with code 0 unless its `onstop` command set
+// another.
+func stop(c *container) {
+	reason := "Completed"
+	if c.stopCode != 0 {
+		reason = "Error"
+	}
+	finish(c, c.stopCode, reason)
+}
+
+// Action is a call on one container that a test reads back: a stop, with
+// the grace period the kubelet gave it, or an ExecSync (how the kubelet
+// runs a preStop exec hook, and exec probes), with its command and time
+// limit.
+type Action struct {
+	// Call is "StopContainer" or "ExecSync".
+	Call string
+	// Pod is the container's pod as namespace/name and Container its name,
+	// from the kubelet's labels and the container's metadata.
+	Pod       string
+	Container string
+	// Timeout is StopContainer's grace period or ExecSync's time limit,
+	// in seconds.
+	Timeout int64
+	// Command is ExecSync's.
+	Command []string
+}
+
+// String is the action on one line, as `fakecri -v` logs it after
+// "action: ", e.g. "StopContainer pod=default/app container=app
+// timeout=30s".
+func (a Action) String() string {
+	line := fmt.Sprintf("%s pod=%s container=%s timeout=%ds", a.Call, a.Pod, a.Container, a.Timeout)
+	if a.Call == "ExecSync" {
+		line += fmt.Sprintf(" command=%q", strings.Join(a.Command, " "))
+	}
+	return line
+}
+
+// action tells Options.Actions of a call on c. The caller holds s.mu.
+func (s *service) action(c *container, call string, timeout int64, command []string) {
+	if s.opts.Actions == nil {
+		return
+	}
+	st := &c.status
+	s.opts.Actions(Action{
+		Call:      call,
+		Pod:       st.Labels["io.kubernetes.pod.namespace"] + "/" + st.Labels["io.kubernetes.pod.name"],
+		Container: st.Metadata.GetName(),
+		Timeout:   timeout,
+		Command:   command,
+	})
+}
 
 // StopContainer is idempotent, as CRI requires, also for a container that
-// is gone.
+// is gone. A container of the fake stops at once, whatever the grace
+// period; Options.Actions is told of the stop of a running one.
 func (s *service) StopContainer(_ context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.containers[req.ContainerId]; ok {
+		if c.status.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			s.action(c, "StopContainer", req.Timeout, nil)
+		}
 		stop(c)
 	}
 	return &runtimeapi.StopContainerResponse{}, nil

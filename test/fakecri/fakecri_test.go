@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -419,4 +420,106 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
+}
+
+// A test reads back which container was stopped with which grace period,
+// and what ran in it first: the kubelet runs a preStop exec hook with
+// ExecSync, then stops the container with what is left of the grace.
+func TestActionsRecordStopsAndExecs(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	rs, is := kubeletClients(t, Options{Actions: func(a Action) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, a.String())
+	}})
+	ctx := context.Background()
+	sbCfg := sandboxConfig("web", t.TempDir())
+	sbCfg.Metadata.Namespace = "shop"
+	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
+		Image:    &runtimeapi.ImageSpec{Image: ref},
+		// As the kubelet labels every container.
+		Labels: map[string]string{"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "shop", "io.kubernetes.container.name": "app"},
+	}, sbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.StartContainer(ctx, cid); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rs.ExecSync(ctx, cid, []string{CmdEcho, "bye"}, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.StopContainer(ctx, cid, 18); err != nil {
+		t.Fatal(err)
+	}
+	// A second stop of the stopped container is no action.
+	if err := rs.StopContainer(ctx, cid, 18); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`ExecSync pod=shop/web container=app timeout=20s command="echo bye"`,
+		`StopContainer pod=shop/web container=app timeout=18s`,
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("actions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A container whose command is `onstop N` ends with N when the runtime
+// stops it, as a process its stop signal ends; others end with 0.
+func TestOnStopSetsTheExitCodeOfAStop(t *testing.T) {
+	rs, is := kubeletClients(t, Options{})
+	ctx := context.Background()
+	sbCfg := sandboxConfig("web", t.TempDir())
+	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		command    []string
+		wantCode   int32
+		wantReason string
+	}{
+		{[]string{CmdOnStop, "143"}, 143, "Error"},
+		{[]string{CmdEcho, "hi"}, 0, "Completed"},
+	} {
+		cid, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: tc.command[0]},
+			Image:    &runtimeapi.ImageSpec{Image: ref},
+			Command:  tc.command,
+		}, sbCfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.StartContainer(ctx, cid); err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.StopContainer(ctx, cid, 10); err != nil {
+			t.Fatal(err)
+		}
+		st, err := rs.ContainerStatus(ctx, cid, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Status.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.Status.ExitCode != tc.wantCode || st.Status.Reason != tc.wantReason {
+			t.Errorf("%q after a stop: %v, exit %d (%s); want exited with %d (%s)",
+				tc.command, st.Status.State, st.Status.ExitCode, st.Status.Reason, tc.wantCode, tc.wantReason)
+		}
+	}
 }

@@ -34,6 +34,11 @@ const (
 	// exit code, as a crash would; the kubelet then restarts the
 	// container and `kubectl logs --previous` reads the ended one.
 	CmdStop = "stop"
+	// CmdOnStop sets the exit code the container's main process ends
+	// with when the runtime stops it: 0 (the default) for a process that
+	// exits cleanly on its stop signal, another for one the signal ends,
+	// as most do.
+	CmdOnStop = "onstop"
 )
 
 // ExitCommandNotFound is the exit code of a command outside the set, as a
@@ -41,7 +46,7 @@ const (
 const ExitCommandNotFound = 127
 
 // Commands lists the command set, for messages.
-var Commands = []string{CmdEcho, CmdExit, CmdCat, CmdLog, CmdStop}
+var Commands = []string{CmdEcho, CmdExit, CmdCat, CmdLog, CmdStop, CmdOnStop}
 
 // logWriter writes one stream of a container in the CRI log format the
 // kubelet reads for `kubectl logs`: each line as
@@ -156,6 +161,15 @@ func (s *service) command(c *container, cmd []string, in io.Reader, out, errOut 
 		}
 		s.mu.Lock()
 		exit(c, int32(n))
+		s.mu.Unlock()
+		return 0
+	case CmdOnStop:
+		n, ok := code()
+		if !ok {
+			return n
+		}
+		s.mu.Lock()
+		c.stopCode = int32(n)
 		s.mu.Unlock()
 		return 0
 	default:

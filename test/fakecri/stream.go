@@ -117,6 +117,11 @@ func (s *service) Attach(_ context.Context, req *runtimeapi.AttachRequest) (*run
 // ExecSync runs cmd of the command set at once (none of them waits), so the
 // timeout never applies.
 func (s *service) ExecSync(_ context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
+	s.mu.Lock()
+	if c, ok := s.containers[req.ContainerId]; ok {
+		s.action(c, "ExecSync", req.Timeout, req.Cmd)
+	}
+	s.mu.Unlock()
 	var out, errOut bytes.Buffer
 	code, err := s.run(req.ContainerId, req.Cmd, nil, &out, &errOut)
 	if err != nil {

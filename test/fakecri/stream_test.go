@@ -132,7 +132,7 @@ func TestExecSync(t *testing.T) {
 		{[]string{CmdExit, "3"}, "", "", 3},
 		{[]string{CmdExit, "three"}, "", `exit: "three" is not an exit code (0-255)` + "\n", 2},
 		{[]string{CmdCat}, "", "", 0},
-		{[]string{"ls"}, "", "ls: command not found (the fake runs echo, exit, cat, log, stop)\n", ExitCommandNotFound},
+		{[]string{"ls"}, "", "ls: command not found (the fake runs echo, exit, cat, log, stop, onstop)\n", ExitCommandNotFound},
 	} {
 		stdout, stderr, err := rs.ExecSync(ctx, id, tc.cmd, 0)
 		code := 0

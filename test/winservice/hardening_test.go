@@ -22,6 +22,8 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+	"github.com/kubeedge-windows/edgecore/windows/stackdump"
 )
 
 func isWine() bool {
@@ -184,6 +186,28 @@ func TestServiceHardening(t *testing.T) {
 		if st.Win32ExitCode != 0 {
 			t.Errorf("after pre-shutdown the service stopped with Windows code %d, service code %d; want a clean stop", st.Win32ExitCode, st.ServiceSpecificExitCode)
 		}
+	})
+	// What a client can send instead: an administrator's pre-shutdown
+	// request through the service's event, which the service handles as
+	// the service manager's pre-shutdown (test/e2e's node shutdown
+	// scenario drives it with pods on the node).
+	t.Run("an administrator's pre-shutdown request stops the service cleanly", func(t *testing.T) {
+		if st, _ := state(t); st != svc.Running {
+			if out, code := edgecore(t, "service", "start"); code != 0 {
+				t.Fatalf("start: exit %d\n%s", code, out)
+			}
+		}
+		pid, _ := strconv.ParseUint(servicePID(t), 10, 32)
+		event := service.PreShutdownEventName(uint32(pid))
+		if err := stackdump.Signal(event); err != nil {
+			t.Fatalf("signalling %s: %v", event, err)
+		}
+		waitState(t, svc.Stopped, 45*time.Second)
+		if st := query(t); st.Win32ExitCode != 0 {
+			t.Errorf("after the pre-shutdown request the service stopped with Windows code %d, service code %d; want a clean stop",
+				st.Win32ExitCode, st.ServiceSpecificExitCode)
+		}
+		waitLog(t, filepath.Join(dir, "edgecore.log"), "An administrator signalled the pre-shutdown event", 15*time.Second)
 	})
 	if st, _ := state(t); st != svc.Stopped {
 		if out, code := edgecore(t, "service", "stop"); code != 0 {

@@ -66,9 +66,9 @@ type Config struct {
 	// Args follow the executable on the service's command line.
 	Args []string
 	// RestartDelays are the recovery actions: after the first failure the
-	// service manager restarts the service after RestartDelays[0], after the
-	// second after RestartDelays[1], and so on; the last delay repeats for
-	// every further failure.
+	// service manager restarts the service after RestartDelays[0] (0: at
+	// once), after the second after RestartDelays[1], and so on; the last
+	// delay repeats for every further failure.
 	RestartDelays []time.Duration
 	// ResetFailuresAfter is how long the service has to run without failing
 	// before the service manager counts failures from the first delay again.
@@ -84,8 +84,9 @@ type Config struct {
 	RuntimeService string
 	// PreShutdownTimeout is how long Windows waits at a host shutdown for
 	// the service to stop after the pre-shutdown notification, before it
-	// goes on shutting down. Zero leaves Windows' default (10 s since
-	// Windows 10 1703 and Server 2019, 3 minutes before).
+	// goes on shutting down: PreShutdownTimeoutFor the node's shutdown
+	// grace periods. Zero leaves Windows' default (10 s since Windows 10
+	// 1703 and Server 2019, 3 minutes before).
 	PreShutdownTimeout time.Duration
 }
 
@@ -93,21 +94,87 @@ type Config struct {
 // --register-service` installs it.
 const DefaultRuntimeService = "containerd"
 
-// PreShutdownTimeout is the bound of a host shutdown's wait for edgecore:
-// the service's own StopTimeout, after which it reports stopped whether or
-// not the graceful shutdown has finished, plus a margin for that report to
-// reach the service manager. Windows' default of 10 s would cut the
-// graceful shutdown short.
-const PreShutdownTimeout = StopTimeout + 5*time.Second
+// reportMargin is the time left, after the service's bounded stop, for
+// its stopped report to reach the service manager.
+const reportMargin = 5 * time.Second
+
+// PreShutdownTimeout is the bound of a host shutdown's wait for edgecore
+// when the node stops no pods first: the service's own StopTimeout, after
+// which it reports stopped whether or not the graceful shutdown has
+// finished, plus a margin for that report to reach the service manager.
+// Windows' default of 10 s would cut the graceful shutdown short.
+const PreShutdownTimeout = StopTimeout + reportMargin
+
+// PreShutdownTimeoutFor is how long a host shutdown must wait for the
+// service when the node first stops its pods for up to nodeShutdown (the
+// kubelet's shutdown grace periods, summed): those, NodeShutdownSlack for
+// the kubelet's own work around them, then PreShutdownTimeout.
+func PreShutdownTimeoutFor(nodeShutdown time.Duration) time.Duration {
+	if nodeShutdown <= 0 {
+		return PreShutdownTimeout
+	}
+	return nodeShutdown + NodeShutdownSlack + PreShutdownTimeout
+}
+
+// PreShutdownError says that Windows waits less for the service at a host
+// shutdown than the node's shutdown needs.
+type PreShutdownError struct {
+	// Service is the service's name.
+	Service string
+	// Given is the pre-shutdown time-out the service manager holds.
+	Given time.Duration
+	// Grace is the node's shutdown grace periods, summed; Field is the
+	// configuration field they come from.
+	Grace time.Duration
+	Field string
+}
+
+// Need is the time-out the node's shutdown needs.
+func (e *PreShutdownError) Need() time.Duration { return PreShutdownTimeoutFor(e.Grace) }
+
+// Detail says what is short, by how much and why.
+func (e *PreShutdownError) Detail() string {
+	if e.Grace <= 0 {
+		return fmt.Sprintf("a host shutdown waits only %v for the %s service, which needs %v for edgecore's own stop",
+			e.Given, e.Service, e.Need())
+	}
+	return fmt.Sprintf("%s asks for %v to stop the node's pods at a host shutdown, but Windows waits only %v for the %s service, "+
+		"which needs %v: the pods' %v, %v for the kubelet around them and %v for edgecore's own stop",
+		e.Field, e.Grace, e.Given, e.Service, e.Need(), e.Grace, NodeShutdownSlack, PreShutdownTimeout)
+}
+
+// Fix is the one-line fix.
+func (e *PreShutdownError) Fix() string {
+	fix := fmt.Sprintf("run `%s service uninstall`, then `%s service install`, which sets the time-out from the configuration", cli, cli)
+	if e.Grace > 0 {
+		fix += ", or lower " + e.Field
+	}
+	return fix
+}
+
+func (e *PreShutdownError) Error() string { return e.Detail() + "; fix: " + e.Fix() }
+
+// CheckPreShutdown returns a *PreShutdownError when given, the
+// pre-shutdown time-out the service manager gives the service, is shorter
+// than a node whose shutdown grace periods (from the configuration field
+// field) sum to grace needs: PreShutdownTimeoutFor(grace).
+func CheckPreShutdown(service string, given, grace time.Duration, field string) error {
+	if given >= PreShutdownTimeoutFor(grace) {
+		return nil
+	}
+	return &PreShutdownError{Service: service, Given: given, Grace: grace, Field: field}
+}
 
 // DefaultConfig is the service for edgecore.exe at executable reading the
-// configuration file configFile. It restarts after 5 s, 30 s and then every
-// 60 s: quickly for a one-off crash, slower when cloudcore or the
-// configuration keeps it failing, so the log does not fill with start-ups.
-// After a day without failures the back-off starts at 5 s again. It
-// depends on containerd's service when that is installed, and a host
-// shutdown waits up to PreShutdownTimeout for its graceful stop.
-func DefaultConfig(executable, configFile string) Config {
+// configuration file configFile, whose node stops its pods for up to
+// nodeShutdown at a host shutdown (0: it stops none). It restarts at once
+// after a first failure, then after 5 s, 30 s and every 60 s: a one-off
+// crash costs no time, while cloudcore or a configuration that keeps it
+// failing does not fill the log with start-ups. After a day without
+// failures the back-off starts over. It depends on containerd's service
+// when that is installed, and a host shutdown waits up to
+// PreShutdownTimeoutFor(nodeShutdown) for it.
+func DefaultConfig(executable, configFile string, nodeShutdown time.Duration) Config {
 	return Config{
 		Name:               DefaultName,
 		DisplayName:        "KubeEdge edgecore",
@@ -115,11 +182,11 @@ func DefaultConfig(executable, configFile string) Config {
 		StartType:          StartAutomatic,
 		Executable:         executable,
 		Args:               []string{"--config", configFile},
-		RestartDelays:      []time.Duration{5 * time.Second, 30 * time.Second, 60 * time.Second},
+		RestartDelays:      []time.Duration{0, 5 * time.Second, 30 * time.Second, 60 * time.Second},
 		ResetFailuresAfter: 24 * time.Hour,
 		RestartOnErrorExit: true,
 		RuntimeService:     DefaultRuntimeService,
-		PreShutdownTimeout: PreShutdownTimeout,
+		PreShutdownTimeout: PreShutdownTimeoutFor(nodeShutdown),
 	}
 }
 
@@ -157,9 +224,15 @@ func (c Config) Validate() error {
 	if len(c.RestartDelays) == 0 {
 		return fmt.Errorf("service RestartDelays is empty; give at least one delay so that a crashed edgecore is restarted")
 	}
+	last := len(c.RestartDelays) - 1
 	for i, d := range c.RestartDelays {
-		if d < minDelay || d > maxDelay {
-			return fmt.Errorf("service RestartDelays[%d] is %v; each restart delay must be between %v and %v", i, d, minDelay, maxDelay)
+		if d < 0 || d > maxDelay {
+			return fmt.Errorf("service RestartDelays[%d] is %v; each restart delay must be between 0s and %v", i, d, maxDelay)
+		}
+		// The last delay repeats for every further failure: at 0 a
+		// configuration that keeps failing would restart in a tight loop.
+		if i == last && d < minDelay {
+			return fmt.Errorf("service RestartDelays[%d] is %v; the last delay repeats for every further failure, so it must be at least %v", i, d, minDelay)
 		}
 	}
 	if c.ResetFailuresAfter < minReset || c.ResetFailuresAfter > maxReset {
@@ -176,7 +249,8 @@ func (c Config) Validate() error {
 	// A time-out below StopTimeout would let Windows shut down while the
 	// graceful shutdown still runs.
 	if c.PreShutdownTimeout != 0 && (c.PreShutdownTimeout < StopTimeout || c.PreShutdownTimeout > maxDelay) {
-		return fmt.Errorf("service PreShutdownTimeout is %v; it must be 0 (Windows' default) or between the graceful stop's %v and %v",
+		return fmt.Errorf("service PreShutdownTimeout is %v; it must be 0 (Windows' default) or between the graceful stop's %v and %v: "+
+			"lower the node's shutdown grace periods (modules.edged.tailoredKubeletConfig.shutdownGracePeriod)",
 			c.PreShutdownTimeout, StopTimeout, maxDelay)
 	}
 	return nil

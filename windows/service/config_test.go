@@ -11,7 +11,7 @@ import (
 const testExe = `C:\Program Files\edgecore\edgecore.exe`
 
 func TestDefaultConfig(t *testing.T) {
-	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`)
+	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`, 0)
 	if err := c.Validate(); err != nil {
 		t.Fatalf("the default service config does not validate: %v", err)
 	}
@@ -24,7 +24,8 @@ func TestDefaultConfig(t *testing.T) {
 	if c.DisplayName == "" || c.Description == "" {
 		t.Errorf("DisplayName %q and Description %q must both be set", c.DisplayName, c.Description)
 	}
-	want := []time.Duration{5 * time.Second, 30 * time.Second, 60 * time.Second}
+	// At once after a crash, then backing off.
+	want := []time.Duration{0, 5 * time.Second, 30 * time.Second, 60 * time.Second}
 	if len(c.RestartDelays) != len(want) {
 		t.Fatalf("RestartDelays = %v, want %v", c.RestartDelays, want)
 	}
@@ -60,8 +61,35 @@ func TestDefaultConfig(t *testing.T) {
 	}
 }
 
+// A host shutdown waits for the pods' grace periods, the kubelet's work
+// around them, and the bounded stop of edgecore with its report: exactly
+// what the lifecycle may take, so that Windows never shuts down in the
+// middle of it.
+func TestPreShutdownTimeoutCoversTheNodeShutdown(t *testing.T) {
+	for grace, want := range map[time.Duration]time.Duration{
+		0:                35 * time.Second,
+		30 * time.Second: 70 * time.Second,
+		2 * time.Minute:  160 * time.Second,
+	} {
+		c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`, grace)
+		if c.PreShutdownTimeout != want {
+			t.Errorf("with %v of node shutdown PreShutdownTimeout = %v, want %v", grace, c.PreShutdownTimeout, want)
+		}
+		lifecycleBound := StopTimeout
+		if grace > 0 {
+			lifecycleBound += grace + NodeShutdownSlack
+		}
+		if c.PreShutdownTimeout < lifecycleBound+reportMargin {
+			t.Errorf("with %v of node shutdown Windows waits %v, less than the service's own bound %v and its report", grace, c.PreShutdownTimeout, lifecycleBound)
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("with %v of node shutdown: %v", grace, err)
+		}
+	}
+}
+
 func TestValidateNamesTheField(t *testing.T) {
-	base := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`)
+	base := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`, 0)
 	for _, tc := range []struct {
 		name      string
 		change    func(*Config)
@@ -77,13 +105,14 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"unknown start", func(c *Config) { c.StartType = 9 }, "StartType unknown (9)"},
 		{"relative executable", func(c *Config) { c.Executable = "edgecore.exe" }, "not absolute"},
 		{"no restart delays", func(c *Config) { c.RestartDelays = nil }, "RestartDelays is empty"},
-		{"zero delay", func(c *Config) { c.RestartDelays = []time.Duration{5 * time.Second, 0} }, "RestartDelays[1] is 0s"},
+		{"zero last delay", func(c *Config) { c.RestartDelays = []time.Duration{5 * time.Second, 0} }, "RestartDelays[1] is 0s; the last delay repeats"},
+		{"negative delay", func(c *Config) { c.RestartDelays = []time.Duration{-time.Second, time.Minute} }, "RestartDelays[0] is -1s"},
 		{"delay over the 32-bit millisecond field", func(c *Config) { c.RestartDelays = []time.Duration{50 * 24 * time.Hour} }, "RestartDelays[0]"},
 		{"no reset period", func(c *Config) { c.ResetFailuresAfter = 0 }, "ResetFailuresAfter"},
 		{"runtime service with a slash", func(c *Config) { c.RuntimeService = "containerd/x" }, "RuntimeService: service name"},
 		{"depending on itself", func(c *Config) { c.RuntimeService = "EdgeCore" }, "cannot depend on itself"},
 		{"pre-shutdown shorter than the graceful stop", func(c *Config) { c.PreShutdownTimeout = 10 * time.Second }, "PreShutdownTimeout is 10s"},
-		{"pre-shutdown over the 32-bit millisecond field", func(c *Config) { c.PreShutdownTimeout = 50 * 24 * time.Hour }, "PreShutdownTimeout"},
+		{"pre-shutdown over the 32-bit millisecond field", func(c *Config) { c.PreShutdownTimeout = 50 * 24 * time.Hour }, "lower the node's shutdown grace periods"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base
@@ -108,7 +137,7 @@ func TestStartTypeValuesAreWindows(t *testing.T) {
 }
 
 func TestValidateAcceptsNoRuntimeAndWindowsDefaultPreShutdown(t *testing.T) {
-	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`)
+	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`, 0)
 	c.RuntimeService = ""
 	c.PreShutdownTimeout = 0
 	if err := c.Validate(); err != nil {
@@ -117,7 +146,7 @@ func TestValidateAcceptsNoRuntimeAndWindowsDefaultPreShutdown(t *testing.T) {
 }
 
 func TestDependsOnTheRuntimeWhenInstalled(t *testing.T) {
-	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`)
+	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`, 0)
 	var asked []string
 	deps, warnings, err := c.dependencies(func(name string) (bool, error) {
 		asked = append(asked, name)
@@ -132,7 +161,7 @@ func TestDependsOnTheRuntimeWhenInstalled(t *testing.T) {
 }
 
 func TestWarnsWhenTheRuntimeIsNotInstalled(t *testing.T) {
-	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`)
+	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`, 0)
 	deps, warnings, err := c.dependencies(func(string) (bool, error) { return false, nil })
 	if err != nil || len(deps) != 0 || len(warnings) != 1 {
 		t.Fatalf("dependencies = %v, %v, %v; want no dependency and one warning", deps, warnings, err)
@@ -150,7 +179,7 @@ func TestWarnsWhenTheRuntimeIsNotInstalled(t *testing.T) {
 }
 
 func TestDependenciesNameAFailedLookUp(t *testing.T) {
-	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`)
+	c := DefaultConfig(testExe, `C:\etc\kubeedge\config\edgecore.yaml`, 0)
 	denied := errors.New("access is denied")
 	_, _, err := c.dependencies(func(string) (bool, error) { return false, denied })
 	if !errors.Is(err, denied) || !strings.Contains(err.Error(), `"containerd"`) {
@@ -170,5 +199,30 @@ func TestStringBlock(t *testing.T) {
 	got := string(utf16.Decode(stringBlock([]string{"containerd", "RpcSs"})))
 	if want := "containerd\x00RpcSs\x00\x00"; got != want {
 		t.Errorf("stringBlock = %q, want %q", got, want)
+	}
+}
+
+func TestCheckPreShutdownNamesTheFieldAndTheFix(t *testing.T) {
+	const field = "modules.edged.tailoredKubeletConfig.shutdownGracePeriod"
+	if err := CheckPreShutdown("edgecore", 70*time.Second, 30*time.Second, field); err != nil {
+		t.Errorf("70s for 30s of node shutdown: %v", err)
+	}
+	if err := CheckPreShutdown("edgecore", 35*time.Second, 0, ""); err != nil {
+		t.Errorf("35s without node shutdown: %v", err)
+	}
+	err := CheckPreShutdown("edgecore", 35*time.Second, 30*time.Second, field)
+	var pe *PreShutdownError
+	if !errors.As(err, &pe) || pe.Need() != 70*time.Second {
+		t.Fatalf("35s for 30s of node shutdown = %v, want a PreShutdownError needing 70s", err)
+	}
+	for _, want := range []string{field + " asks for 30s", "waits only 35s for the edgecore service", "needs 1m10s",
+		"`edgecore.exe service uninstall`, then `edgecore.exe service install`", "or lower " + field} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	err = CheckPreShutdown("edgecore", 10*time.Second, 0, "")
+	if err == nil || !strings.Contains(err.Error(), "waits only 10s for the edgecore service, which needs 35s") || strings.Contains(err.Error(), "or lower") {
+		t.Errorf("Windows' 10s default without node shutdown = %v", err)
 	}
 }

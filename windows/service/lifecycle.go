@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -61,18 +62,62 @@ func (r report) accepts() uint32 {
 	return 0
 }
 
+// NodeShutdownSlack is how long past its grace periods the service waits
+// for the node shutdown (NodeShutdown.Run) before it stops the node
+// anyway: the kubelet's own work around the grace periods (reporting the
+// node as shutting down, moving from one priority group to the next).
+const NodeShutdownSlack = 5 * time.Second
+
+// NodeShutdown is what a host shutdown runs before the node stops: the
+// kubelet's node shutdown manager (patches/0013), which terminates the
+// pods in priority order with their grace periods and preStop hooks and
+// reports the node as shutting down.
+type NodeShutdown struct {
+	// Run terminates the pods and returns when they have stopped or their
+	// grace periods are over.
+	Run func() error
+	// Grace is the longest Run takes: the shutdown grace periods summed.
+	Grace time.Duration
+}
+
+// nodeShutdown is the registered NodeShutdown, nil until the kubelet's
+// node shutdown manager has started.
+var nodeShutdown atomic.Pointer[NodeShutdown]
+
+// SetNodeShutdown registers ns as what the service runs at a host
+// shutdown (pre-shutdown or Shutdown) before it stops the node; a later
+// call replaces it, as a restarted kubelet registers again. An operator's
+// Stop never runs it: edgecore stops and the pods keep running.
+func SetNodeShutdown(ns NodeShutdown) { nodeShutdown.Store(&ns) }
+
+// registeredNodeShutdown is the NodeShutdown in place, or nil.
+func registeredNodeShutdown() *NodeShutdown { return nodeShutdown.Load() }
+
+// serving is set while the process answers the service manager.
+var serving atomic.Bool
+
+// Serving reports whether this process runs as a service under the
+// service manager, and so can receive pre-shutdown: from the moment
+// RunAsService's handler starts until it has reported stopped.
+func Serving() bool { return serving.Load() }
+
 // lifecycle is the behaviour of the process under the service manager,
 // kept free of Windows calls so that it is tested everywhere.
 type lifecycle struct {
-	run         func() error
-	stop        func()
-	stopTimeout time.Duration
-	progress    time.Duration
+	run  func() error
+	stop func()
+	// nodeShutdown is what a host shutdown runs first, nil (or a nil
+	// result) for none.
+	nodeShutdown      func() *NodeShutdown
+	nodeShutdownSlack time.Duration
+	stopTimeout       time.Duration
+	progress          time.Duration
 }
 
 // serve runs l.run, reports start-pending and then running, and answers
 // controls until run returns or a Stop, Shutdown or pre-shutdown has been
-// handled: all three are the one stop path, l.stop. It
+// handled: all three are the one stop path, l.stop. A host shutdown
+// (Shutdown or pre-shutdown) first runs the registered node shutdown. It
 // returns the service-specific exit code to report with the final stopped
 // state and an error for the caller's log (nil after a clean stop).
 //
@@ -112,37 +157,114 @@ func (l lifecycle) serve(controls <-chan Control, send func(report)) (uint32, er
 	}
 }
 
-// shutdown calls stop and waits up to stopTimeout for run to return,
-// reporting stop-pending progress and answering Interrogate meanwhile.
+// shutdown stops the node for control c: at a host shutdown it first runs
+// the node shutdown and waits up to its grace periods and
+// nodeShutdownSlack for it; then it calls stop and waits up to
+// stopTimeout for run to return. Meanwhile it reports stop-pending
+// progress and answers Interrogate.
 func (l lifecycle) shutdown(c Control, done <-chan error, controls <-chan Control, set func(report)) error {
 	pending := report{State: StopPending, CheckPoint: 1, WaitHint: 2 * l.progress}
 	set(pending)
+	tick := time.NewTicker(l.progress)
+	defer tick.Stop()
+	// wait waits for result until bound, reporting progress; ended is
+	// set when run returned first, with its error.
+	wait := func(result <-chan error, bound time.Duration) (err error, timedOut, ended bool) {
+		deadline := time.NewTimer(bound)
+		defer deadline.Stop()
+		for {
+			select {
+			case err := <-result:
+				return err, false, false
+			case err := <-done:
+				return err, false, true
+			case <-deadline.C:
+				return nil, true, false
+			case <-tick.C:
+				pending.CheckPoint++
+				set(pending)
+			case c2 := <-controls:
+				// A second Stop, or a Shutdown after the pre-shutdown,
+				// changes nothing; only Interrogate needs an answer.
+				if c2 == ControlInterrogate {
+					set(pending)
+				}
+			}
+		}
+	}
+
+	var errs []error
+	if ns := l.hostShutdown(c); ns != nil {
+		result := make(chan error, 1)
+		// On its own goroutine: a node shutdown that overruns must not
+		// keep the service from stopping in time.
+		go func() { result <- ns.Run() }()
+		bound := ns.Grace + l.nodeShutdownSlack
+		err, timedOut, ended := wait(result, bound)
+		switch {
+		case ended:
+			return runEnded(c, err)
+		case timedOut:
+			errs = append(errs, fmt.Errorf("the node's pods were not all stopped within %v of the %s request; stopping edgecore anyway", bound, controlName(c)))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("stopping the node's pods at the %s request: %w", controlName(c), err))
+		}
+	}
+
 	// stop runs on its own goroutine so that one that blocks cannot keep
 	// the service from reporting progress or from stopping in time.
 	go l.stop()
+	never := make(chan error)
+	err, timedOut, _ := wait(never, l.stopTimeout)
+	if timedOut {
+		errs = append(errs, fmt.Errorf("edgecore did not finish shutting down within %v of the %s request; stopping anyway", l.stopTimeout, controlName(c)))
+	} else if err != nil {
+		errs = append(errs, runEnded(c, err))
+	}
+	return errors.Join(errs...)
+}
 
-	deadline := time.NewTimer(l.stopTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(l.progress)
-	defer tick.Stop()
+// hostShutdown is the node shutdown to run for c: the registered one at a
+// host shutdown, none for an operator's Stop.
+func (l lifecycle) hostShutdown(c Control) *NodeShutdown {
+	if c == ControlStop || l.nodeShutdown == nil {
+		return nil
+	}
+	ns := l.nodeShutdown()
+	if ns == nil || ns.Run == nil {
+		return nil
+	}
+	return ns
+}
+
+// runEnded is the error for run returning err after the c request.
+func runEnded(c Control, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("edgecore stopped with an error after the %s request: %w", controlName(c), err)
+}
+
+// forward passes each control the service manager sends on requests
+// (converted by control) and each pre-shutdown request on preShutdown
+// (nil: none) to controls, as ControlPreShutdown, until quit is closed.
+// The second sender makes an administrator's rehearsal of a host shutdown
+// the same control, handled the same way, as the service manager's.
+func forward[R any](requests <-chan R, control func(R) Control, preShutdown <-chan struct{}, controls chan<- Control, quit <-chan struct{}) {
 	for {
+		var c Control
 		select {
-		case err := <-done:
-			if err != nil {
-				return fmt.Errorf("edgecore stopped with an error after the %s request: %w", controlName(c), err)
-			}
-			return nil
-		case <-deadline.C:
-			return fmt.Errorf("edgecore did not finish shutting down within %v of the %s request; stopping anyway", l.stopTimeout, controlName(c))
-		case <-tick.C:
-			pending.CheckPoint++
-			set(pending)
-		case c2 := <-controls:
-			// A second Stop, or a Shutdown after the pre-shutdown,
-			// changes nothing; only Interrogate needs an answer.
-			if c2 == ControlInterrogate {
-				set(pending)
-			}
+		case r := <-requests:
+			c = control(r)
+		case <-preShutdown:
+			c = ControlPreShutdown
+		case <-quit:
+			return
+		}
+		select {
+		case controls <- c:
+		case <-quit:
+			return
 		}
 	}
 }

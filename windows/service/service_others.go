@@ -38,6 +38,12 @@ func IsWindowsService() (bool, error) { return false, nil }
 
 // RunAsService fails with ErrNotSupported outside Windows, without calling
 // run.
-func RunAsService(name string, _ func() error, _ func()) error {
+func RunAsService(name string, _ func() error, _ func(), _ <-chan struct{}) error {
 	return notSupported(OpRun, name)
+}
+
+// PreShutdownRequests fails outside Windows, where there is no service
+// manager to rehearse.
+func PreShutdownRequests(pid uint32) (<-chan struct{}, func(), error) {
+	return nil, func() {}, fmt.Errorf("event %s: %w", PreShutdownEventName(pid), ErrNotSupported)
 }

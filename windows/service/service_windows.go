@@ -14,7 +14,9 @@ import (
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
 
+	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
+	"github.com/kubeedge-windows/edgecore/windows/stackdump"
 )
 
 // Install creates the service c describes, without starting it. It fails
@@ -309,10 +311,12 @@ func queryRecovery(s *mgr.Service) *Recovery {
 	return r
 }
 
-// queryConfig adds the start type and command line to st. It does not use
+// queryConfig adds the start type, command line, dependencies, delayed
+// start and pre-shutdown time-out to st. It does not use
 // mgr.Service.Config, which fails as a whole when the service manager does
 // not know one of the extra settings it asks for (Wine's does not know
-// delayed start); here delayed start is optional.
+// delayed start); here delayed start and the pre-shutdown time-out are
+// optional.
 func queryConfig(h windows.Handle, st *Status) error {
 	b, err := queryBuffer(func(p *byte, n uint32, need *uint32) error {
 		return windows.QueryServiceConfig(h, (*windows.QUERY_SERVICE_CONFIG)(unsafe.Pointer(p)), n, need)
@@ -333,6 +337,16 @@ func queryConfig(h windows.Handle, st *Status) error {
 	}
 	if b != nil {
 		st.DelayedAutoStart = (*windows.SERVICE_DELAYED_AUTO_START_INFO)(unsafe.Pointer(&b[0])).IsDelayedAutoStartUp != 0
+	}
+
+	b, err = queryBuffer(func(p *byte, n uint32, need *uint32) error {
+		return windows.QueryServiceConfig2(h, windows.SERVICE_CONFIG_PRESHUTDOWN_INFO, p, n, need)
+	})
+	if _, err := optionalSetting(err, ""); err != nil {
+		return err
+	}
+	if b != nil {
+		st.PreShutdownTimeout = time.Duration((*preShutdownInfo)(unsafe.Pointer(&b[0])).TimeoutMillis) * time.Millisecond
 	}
 	return nil
 }
@@ -427,15 +441,24 @@ func parentImage() (string, error) {
 // manager. It reports start-pending, calls run on its own goroutine and
 // reports running; on Stop, Shutdown or pre-shutdown it calls stop (which
 // must ask run to return, as core.Shutdown does) and waits up to StopTimeout for run to
-// return. It returns once the service manager has been told the service
+// return. At a host shutdown (Shutdown or pre-shutdown) it first runs the
+// NodeShutdown registered with SetNodeShutdown, if any, waiting up to its
+// grace periods and NodeShutdownSlack. Each receive on preShutdown (nil:
+// none) is handled as the service manager's pre-shutdown. It returns once
+// the service manager has been told the service
 // stopped, with the error run returned, or one saying run did not finish
 // in time; the caller should then exit the process. When run returns or
 // fails without a stop request, the service stops with a non-zero exit
 // code so that the recovery actions restart it.
-func RunAsService(name string, run func() error, stop func()) error {
+func RunAsService(name string, run func() error, stop func(), preShutdown <-chan struct{}) error {
 	h := &handler{
-		l:      lifecycle{run: run, stop: stop, stopTimeout: StopTimeout, progress: progressInterval},
-		result: make(chan error, 1),
+		l: lifecycle{
+			run: run, stop: stop,
+			nodeShutdown: registeredNodeShutdown, nodeShutdownSlack: NodeShutdownSlack,
+			stopTimeout: StopTimeout, progress: progressInterval,
+		},
+		preShutdown: preShutdown,
+		result:      make(chan error, 1),
 	}
 	if err := svc.Run(name, h); err != nil {
 		return explain(OpRun, name, err)
@@ -448,30 +471,52 @@ func RunAsService(name string, run func() error, stop func()) error {
 	}
 }
 
+// PreShutdownRequests creates the event PreShutdownEventName(pid), open to
+// SYSTEM and Administrators only, and returns a channel that receives each
+// time it is signalled, for RunAsService, and the function that closes the
+// event. Creating a global event needs SYSTEM or an elevated prompt.
+func PreShutdownRequests(pid uint32) (<-chan struct{}, func(), error) {
+	// stackdump's named event: the same kernel object and descriptor, a
+	// different name.
+	ev, err := stackdump.Create(PreShutdownEventName(pid), acl.EventSDDL)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	requests := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev.Wait() == nil {
+			requests <- struct{}{}
+		}
+	}()
+	return requests, func() {
+		// Wait returns once the event is closed; a request nobody
+		// takes any more must not keep the goroutine.
+		go func() {
+			for range requests {
+			}
+		}()
+		ev.Close()
+		<-done
+		close(requests)
+	}, nil
+}
+
 // handler adapts lifecycle to svc.Handler.
 type handler struct {
-	l      lifecycle
-	result chan error
+	l           lifecycle
+	preShutdown <-chan struct{}
+	result      chan error
 }
 
 func (h *handler) Execute(_ []string, requests <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
+	serving.Store(true)
+	defer serving.Store(false)
 	controls := make(chan Control)
 	quit := make(chan struct{})
 	defer close(quit)
-	go func() {
-		for {
-			select {
-			case r := <-requests:
-				select {
-				case controls <- Control(r.Cmd):
-				case <-quit:
-					return
-				}
-			case <-quit:
-				return
-			}
-		}
-	}()
+	go forward(requests, func(r svc.ChangeRequest) Control { return Control(r.Cmd) }, h.preShutdown, controls, quit)
 	code, err := h.l.serve(controls, func(r report) { status <- toSvcStatus(r) })
 	h.result <- err
 	// Service-specific exit code: ExitRunFailed and ExitUnexpectedStop are

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -19,6 +20,8 @@ import (
 	"golang.org/x/sys/windows/registry"
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
+
+	"github.com/kubeedge-windows/edgecore/windows/stackdump"
 )
 
 func TestConstantsMatchTheServiceManager(t *testing.T) {
@@ -78,6 +81,12 @@ type serviceReport struct {
 	Args      []string
 	IsService bool
 	Stopped   bool // the graceful shutdown ran
+	// Serving is what Serving said inside run.
+	Serving bool
+	// PodsStopped counts the runs of the registered node shutdown;
+	// NodeUpThen is set when the node was still running at the last.
+	PodsStopped int
+	NodeUpThen  bool
 }
 
 func TestMain(m *testing.M) {
@@ -96,16 +105,42 @@ func runTestService(mode, name, reportFile string) int {
 	}
 	write()
 	stopped := make(chan struct{})
+	var mu sync.Mutex
 	run := func() error {
 		if mode == "fail" {
 			return errors.New("test service asked to fail")
 		}
+		// As the kubelet's node shutdown manager does once it runs.
+		SetNodeShutdown(NodeShutdown{Grace: 5 * time.Second, Run: func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			rep.PodsStopped++
+			select {
+			case <-stopped:
+				rep.NodeUpThen = false
+			default:
+				rep.NodeUpThen = true
+			}
+			write()
+			return nil
+		}})
+		mu.Lock()
+		rep.Serving = Serving()
+		write()
+		mu.Unlock()
 		<-stopped
+		mu.Lock()
 		rep.Stopped = true
 		write()
+		mu.Unlock()
 		return nil
 	}
-	if err := RunAsService(name, run, func() { close(stopped) }); err != nil {
+	requests, closeRequests, err := PreShutdownRequests(uint32(os.Getpid()))
+	if err != nil {
+		return 2
+	}
+	defer closeRequests()
+	if err := RunAsService(name, run, func() { close(stopped) }, requests); err != nil {
 		return 1
 	}
 	return 0
@@ -119,7 +154,8 @@ func TestServiceLifecycle(t *testing.T) {
 	}
 	exe, reportFile := copyTestBinary(t)
 	name := fmt.Sprintf("edgecore-test-%d", os.Getpid())
-	c := DefaultConfig(exe, `C:\etc\kube edge\edgecore.yaml`)
+	// A node that stops its pods for up to 30 s at a host shutdown.
+	c := DefaultConfig(exe, `C:\etc\kube edge\edgecore.yaml`, 30*time.Second)
 	c.Name = name
 	c.StartType = StartManual
 	// Arguments that need every quoting rule, to see them arrive intact.
@@ -185,6 +221,12 @@ func TestServiceLifecycle(t *testing.T) {
 	if !rep.IsService {
 		t.Error("IsWindowsService is false in a process the service manager started")
 	}
+	if !rep.Serving {
+		t.Error("Serving is false in the running service: the kubelet's node shutdown manager would not start")
+	}
+	if st.PreShutdownTimeout != c.PreShutdownTimeout || !strings.Contains(st.String(), "a host shutdown waits up to 70s") {
+		t.Errorf("Query reports a pre-shutdown time-out of %v (%s), want %v", st.PreShutdownTimeout, st, c.PreShutdownTimeout)
+	}
 
 	if err := Stop(name, StopWaitTimeout); err != nil {
 		t.Fatal(err)
@@ -193,8 +235,30 @@ func TestServiceLifecycle(t *testing.T) {
 	if st.State != Stopped || st.Win32ExitCode != 0 {
 		t.Errorf("after stop: %s (exit %d/%d)", st, st.Win32ExitCode, st.ServiceExitCode)
 	}
-	if !readReport(t, reportFile).Stopped {
-		t.Error("stop did not run the graceful shutdown")
+	if rep := readReport(t, reportFile); !rep.Stopped || rep.PodsStopped != 0 {
+		t.Errorf("stop ran the graceful shutdown: %v, the node shutdown %d times; want the stop only: an operator's stop leaves the pods alone",
+			rep.Stopped, rep.PodsStopped)
+	}
+
+	// An administrator's rehearsal of a host shutdown: the service stops
+	// the pods with the node still up, then stops, as at pre-shutdown.
+	if err := Start(name, StartTimeout); err != nil {
+		t.Fatal(err)
+	}
+	st = query(t, name)
+	if err := stackdump.Signal(PreShutdownEventName(st.ProcessID)); err != nil {
+		t.Fatalf("signalling %s: %v", PreShutdownEventName(st.ProcessID), err)
+	}
+	deadline := time.Now().Add(StopWaitTimeout)
+	for st = query(t, name); st.State != Stopped && time.Now().Before(deadline); st = query(t, name) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st.State != Stopped || st.Win32ExitCode != 0 {
+		t.Errorf("after the pre-shutdown request: %s (exit %d/%d), want a clean stop", st, st.Win32ExitCode, st.ServiceExitCode)
+	}
+	if rep := readReport(t, reportFile); rep.PodsStopped != 1 || !rep.NodeUpThen || !rep.Stopped {
+		t.Errorf("after the pre-shutdown request the node shutdown ran %d times (node up then: %v) and the stop %v; want once, before the stop",
+			rep.PodsStopped, rep.NodeUpThen, rep.Stopped)
 	}
 
 	// Uninstall of a running service stops it first, gracefully.
@@ -230,7 +294,7 @@ func TestServiceFailureExitCode(t *testing.T) {
 	}
 	exe, reportFile := copyTestBinary(t)
 	name := fmt.Sprintf("edgecore-test-fail-%d", os.Getpid())
-	c := DefaultConfig(exe, "unused")
+	c := DefaultConfig(exe, "unused", 0)
 	c.Name = name
 	c.StartType = StartManual
 	c.Args = []string{testServiceArg, "fail", name, reportFile}
@@ -429,7 +493,7 @@ func TestOutsideTheServiceManager(t *testing.T) {
 		t.Errorf("IsWindowsService() = %v, %v in a test process", ok, err)
 	}
 	ran := false
-	err := RunAsService("edgecore-not-a-service", func() error { ran = true; return nil }, func() {})
+	err := RunAsService("edgecore-not-a-service", func() error { ran = true; return nil }, func() {}, nil)
 	if err == nil || !strings.Contains(err.Error(), "not started by the service manager") {
 		t.Errorf("RunAsService from a console = %v, want the not-started-by-the-service-manager error", err)
 	}

@@ -98,6 +98,9 @@ type Status struct {
 	// Recovery is what the service manager does when the process dies;
 	// nil when it could not be read.
 	Recovery *Recovery
+	// PreShutdownTimeout is how long a host shutdown waits for the
+	// service after pre-shutdown; 0 when it could not be read.
+	PreShutdownTimeout time.Duration
 }
 
 // Recovery is a service's failure actions as the service manager holds
@@ -108,16 +111,24 @@ type Recovery struct {
 }
 
 // String says the recovery actions in words, for example "recovery:
-// restart after 5s, then 30s, then 60s; failure count reset after 24h".
+// restart at once, then after 5s, then 30s, then 60s; failure count reset
+// after 24h".
 func (r Recovery) String() string {
 	if len(r.RestartDelays) == 0 {
 		return "no recovery action: a crash leaves the service stopped (edgecore.exe service install sets restarts)"
 	}
 	delays := make([]string, len(r.RestartDelays))
 	for i, d := range r.RestartDelays {
-		delays[i] = shortDuration(d)
+		switch {
+		case d == 0:
+			delays[i] = "at once"
+		case i == 0 || r.RestartDelays[i-1] == 0:
+			delays[i] = "after " + shortDuration(d)
+		default:
+			delays[i] = shortDuration(d)
+		}
 	}
-	return "recovery: restart after " + strings.Join(delays, ", then ") +
+	return "recovery: restart " + strings.Join(delays, ", then ") +
 		"; failure count reset after " + shortDuration(r.ResetFailuresAfter)
 }
 
@@ -161,6 +172,9 @@ func (s Status) String() string {
 	if len(s.Dependencies) > 0 {
 		b.WriteString("; depends on ")
 		b.WriteString(strings.Join(s.Dependencies, ", "))
+	}
+	if s.PreShutdownTimeout > 0 {
+		fmt.Fprintf(&b, "; a host shutdown waits up to %s for it", shortDuration(s.PreShutdownTimeout))
 	}
 	if s.Recovery != nil {
 		b.WriteString("; ")

@@ -4,6 +4,9 @@
 //
 //	fakecri [--endpoint npipe://./pipe/NAME|tcp://127.0.0.1:PORT|unix:///PATH]
 //	        [--image NAME]... [--image-size BYTES] [--image-fs-dir DIR] [--pod-cidr CIDR] [--v]
+//
+// With -v it logs every CRI call, and each container stop and ExecSync
+// as "action: " and the action (fakecri.Action).
 package main
 
 import (
@@ -59,6 +62,9 @@ func main() {
 			}
 			log.Print(method)
 		}
+		// Tests read these lines back: which container was stopped with
+		// which grace period, and what ran in it, in order.
+		opts.Actions = func(a fakecri.Action) { log.Printf("action: %s", a) }
 	}
 
 	srv, err := fakecri.New(opts)
