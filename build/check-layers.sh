@@ -2,7 +2,11 @@
 # The layering rule: lower layers never import higher ones. windows/ holds
 # thin adapters to Windows APIs, config/ the configuration rules; neither may
 # reach into internal/ (the roles) or cmd/ (the command tree), and no
-# internal/ package may reach into cmd/. Checked for both target OSes.
+# internal/ package may reach into cmd/. Inside internal/ three layers: the
+# shared layer (small services every procedure uses), the procedures an
+# operator runs (join, preflight, upgrade, podnet, servicectl), and the node
+# (node, modules); the shared layer imports neither of the others, and the
+# procedures never import the node. Checked for both target OSes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mod=$(GOWORK=off go list -m)
@@ -25,5 +29,17 @@ check() { # check PACKAGES FORBIDDEN_DIR...
 check ./windows/... internal cmd
 check ./config/... internal cmd windows
 check ./internal/... cmd
-[ $fail -eq 0 ] && echo "layering: windows/ and config/ depend on nothing of internal/ or cmd/; internal/ on nothing of cmd/"
+shared=(steps clock hostprobe protect crashlog version envcheck lifecycle logfile memlimit nodedb release reconnect)
+procedures=(join preflight upgrade podnet servicectl)
+node=(node modules)
+prefixed() { local p=$1; shift; printf "$p%s " "$@"; }
+for s in "${shared[@]}"; do
+  [ -d "internal/$s" ] || { echo "layering: the shared layer names internal/$s, which is gone: update build/check-layers.sh" >&2; fail=1; continue; }
+  check "./internal/$s/..." $(prefixed internal/ "${procedures[@]}" "${node[@]}")
+done
+for p in "${procedures[@]}"; do
+  check "./internal/$p/..." $(prefixed internal/ "${node[@]}")
+done
+[ $fail -eq 0 ] && echo "layering: windows/ and config/ depend on nothing of internal/ or cmd/; internal/ on nothing of cmd/;" \
+  "the shared layer (${shared[*]}) on no procedure (${procedures[*]}) and not on the node (${node[*]}); no procedure on the node"
 exit $fail
