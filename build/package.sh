@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Assembles the release zip for an offline Windows host:
-#   edgecore.exe, a sample configuration, the quick start from README.md as
+#   edgecore.exe, a sample configuration, the quick start from docs/quickstart.md as
 #   text, LICENSE, NOTICE, the licenses of every Go module compiled into
 #   edgecore.exe (from the module cache), manifest.json (version, platform,
 #   KubeEdge version; KUBEEDGE_VERSION overrides the last), and SHA256SUMS
@@ -19,9 +19,9 @@ mkdir -p "$dir/licenses"
 
 cp "$exe" "$dir/edgecore.exe"
 go run ./build/sample > "$dir/edgecore.sample.yaml"
-# The quick start is the part of README.md between its two markers.
-sed -n '/<!-- quickstart -->/,/<!-- \/quickstart -->/p' README.md | sed '1d;$d' > "$dir/QUICKSTART.txt"
-[ -s "$dir/QUICKSTART.txt" ] || { echo "README.md has no quick start between <!-- quickstart --> markers" >&2; exit 1; }
+# The quick start is the part of docs/quickstart.md between its two markers.
+sed -n '/<!-- quickstart -->/,/<!-- \/quickstart -->/p' docs/quickstart.md | sed '1d;$d' > "$dir/QUICKSTART.txt"
+[ -s "$dir/QUICKSTART.txt" ] || { echo "docs/quickstart.md has no quick start between <!-- quickstart --> markers" >&2; exit 1; }
 cp LICENSE NOTICE "$dir/"
 
 # One license file per module in the binary, as the build recorded them.

@@ -6,10 +6,10 @@
 // at most a caption paragraph above the table, naming a target of the
 // Makefile. A figure table is one with a cell holding a number with a unit
 // of time, size or rate (0.58 s, 61.3 MB, 150 ns/message). `make vet` runs
-// it on README.md, so that a figure typed in by hand, or pasted without its
+// it on README.md and docs/, so that a figure typed in by hand, or pasted without its
 // command, fails CI.
 //
-//	checkfigures -makefile Makefile README.md
+//	checkfigures -makefile Makefile README.md docs/*.md
 package main
 
 import (
@@ -30,8 +30,8 @@ var producedBy = regexp.MustCompile(`^<!-- produced by: (.+?) -->$`)
 func main() {
 	makefile := flag.String("makefile", "Makefile", "the Makefile whose targets the comments name")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: checkfigures [-makefile Makefile] FILE.md")
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: checkfigures [-makefile Makefile] FILE.md...")
 		os.Exit(2)
 	}
 	targets, err := readTargets(*makefile)
@@ -39,24 +39,33 @@ func main() {
 		fmt.Fprintln(os.Stderr, "checkfigures:", err)
 		os.Exit(1)
 	}
-	f, err := os.Open(flag.Arg(0))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "checkfigures:", err)
+	failed, total := false, 0
+	for _, path := range flag.Args() {
+		problems, tables, err := checkFile(path, targets)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "checkfigures:", err)
+			os.Exit(1)
+		}
+		for _, p := range problems {
+			fmt.Fprintf(os.Stderr, "%s:%s\n", path, p)
+		}
+		failed = failed || len(problems) > 0
+		total += tables
+	}
+	if failed {
 		os.Exit(1)
+	}
+	fmt.Printf("figures: each of the %d figure tables in %d files names the command that produced it\n", total, flag.NArg())
+}
+
+// checkFile checks the Markdown file at path (see check).
+func checkFile(path string, targets map[string]bool) ([]string, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
 	}
 	defer f.Close()
-	problems, tables, err := check(f, targets)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "checkfigures:", err)
-		os.Exit(1)
-	}
-	for _, p := range problems {
-		fmt.Fprintf(os.Stderr, "%s:%s\n", flag.Arg(0), p)
-	}
-	if len(problems) > 0 {
-		os.Exit(1)
-	}
-	fmt.Printf("figures: each of the %d figure tables in %s names the command that produced it\n", tables, flag.Arg(0))
+	return check(f, targets)
 }
 
 // readTargets lists the targets a Makefile defines ("name:" at a line's

@@ -22,9 +22,9 @@ import (
 	"github.com/kubeedge-windows/edgecore/test/quickstart"
 )
 
-// journeyCommands are the README quick start's edgecore.exe lines, in
+// journeyCommands are the quick start's (docs/quickstart.md) edgecore.exe lines, in
 // order. The journey runs exactly these (with the cloud's address and the
-// real token in place of the examples), so the README cannot drift from
+// real token in place of the examples), so the quick start cannot drift from
 // what CI proves.
 var journeyCommands = []string{
 	"cni-config --subnet 10.244.2.0/24 --force",
@@ -60,18 +60,18 @@ const (
 )
 
 // TestWindowsJourney is the operator's whole path on one Windows host,
-// driven through the README's commands against the loopback cloud: check
+// driven through the quick start's commands against the loopback cloud: check
 // the host, join (which installs and starts the service), a Ready node
 // running a pod, a service stop and start that leave the pod alone, a
 // crash of the service process, a refused second join, reset, and a join
 // again.
 func TestWindowsJourney(t *testing.T) {
-	readme, err := quickstart.Commands("../../README.md")
+	readme, err := quickstart.Commands("../../docs/quickstart.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(readme, journeyCommands) {
-		t.Fatalf("README's quick start shows\n  %s\nbut the journey runs\n  %s\nkeep them the same",
+		t.Fatalf("docs/quickstart.md shows\n  %s\nbut the journey runs\n  %s\nkeep them the same",
 			strings.Join(readme, "\n  "), strings.Join(journeyCommands, "\n  "))
 	}
 
@@ -271,7 +271,7 @@ type journey struct {
 	node    string
 }
 
-// args fills the README's examples with the test cloud's address and the
+// args fills the quick start's examples with the test cloud's address and the
 // real token.
 func (j *journey) args(line string) []string {
 	line = strings.ReplaceAll(line, "192.168.1.10:10000", "127.0.0.1:"+strconv.Itoa(hubPort))
@@ -282,7 +282,7 @@ func (j *journey) args(line string) []string {
 	return strings.Fields(line)
 }
 
-// step runs one README command and checks its exit code (-1: any).
+// step runs one quick start command and checks its exit code (-1: any).
 func (j *journey) step(line string, wantCode int) cmdResult {
 	j.t.Helper()
 	j.t.Logf("$ edgecore.exe %s", line)

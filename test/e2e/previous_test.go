@@ -15,7 +15,7 @@ import (
 // TestWindowsUpgradeFromPrevious moves a node of the previous release,
 // built from KubeEdge v1.20 (PREVIOUS_EDGECORE_EXE, which `make
 // e2e-previous` builds from this repository's history), to this code the
-// way the README tells an operator to: on the host, with the old binary's
+// way docs/upgrades.md tells an operator to: on the host, with the old binary's
 // own `edgecore.exe upgrade --package`, since cloudcore v1.23 sends an old
 // node no NodeUpgradeJob it understands. The node must come back Ready on
 // the new release with what it kept: its name, its pod (same container, no

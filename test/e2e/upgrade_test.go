@@ -74,7 +74,7 @@ func TestWindowsUpgrade(t *testing.T) {
 }
 
 // upgradeFromCloud drives the node's upgrade from the cloud the way the
-// README tells an operator to: upgrade.yaml beside the configuration names
+// docs/upgrades.md tells an operator to: upgrade.yaml beside the configuration names
 // a package repository (here a directory of this machine, as a file share
 // would be), and NodeUpgradeJobs created with client-go name the version.
 // cloudcore sends a job only to nodes whose KubeEdge version is older than

@@ -1,4 +1,4 @@
-// Package quickstart reads the edgecore.exe command lines of the README's
+// Package quickstart reads the edgecore.exe command lines of the quick start (docs/quickstart.md)
 // quick start, so that the tests which run the quick start (the Wine flag
 // check and the end-to-end journey) read it one way.
 package quickstart
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// The quick start is the part of README.md between these markers.
+// The quick start is the part of docs/quickstart.md between these markers.
 const (
 	begin = "<!-- quickstart -->"
 	end   = "<!-- /quickstart -->"
@@ -19,7 +19,7 @@ const (
 var command = regexp.MustCompile("edgecore\\.exe ([a-z][^`\\n]*)")
 
 // Commands returns the arguments of every `edgecore.exe ...` line of the
-// quick start in README.md at path, in the order they appear, with
+// quick start in the Markdown file at path (docs/quickstart.md), in the order they appear, with
 // placeholders such as <output of keadm gettoken> left in.
 func Commands(path string) ([]string, error) {
 	data, err := os.ReadFile(path)

@@ -11,12 +11,12 @@ import (
 	"github.com/kubeedge-windows/edgecore/test/quickstart"
 )
 
-// Every edgecore.exe command line of the README's quick start must exist
+// Every edgecore.exe command line of the quick start (docs/quickstart.md) must exist
 // with the flags it shows: each is run with --help appended, which parses
 // the command and its flags and stops before doing anything. (The commands
 // themselves run for real in the other tests of this package.)
 func TestQuickStartCommandsExist(t *testing.T) {
-	commands, err := quickstart.Commands("../../README.md")
+	commands, err := quickstart.Commands("../../docs/quickstart.md")
 	if err != nil {
 		t.Fatal(err)
 	}
