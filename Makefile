@@ -197,13 +197,18 @@ $(UPGRADE_BAD): $(UPGRADE)/v0.3.0/edgecore.exe build/package.sh
 
 # E2E_RUN=<regexp> runs only the scenarios it matches.
 E2E_RUN ?=
+# E2E_CLOUDCORE / E2E_CONTROLLER_MANAGER: another cloudcore and
+# controller-manager to run the scenarios against, e.g. built from
+# upstream's own tree (docs/cloud-jobs.md).
+E2E_CLOUDCORE ?= $(CURDIR)/$(E2E)/cloudcore
+E2E_CONTROLLER_MANAGER ?= $(CURDIR)/$(E2E)/controller-manager
 # What the e2e scenarios are told: the parts of the cloud, the edges and
 # the upgrade scenario's packages.
 E2E_ENV = JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
 	UPGRADE_GOOD_ZIP=$(CURDIR)/$(UPGRADE_GOOD) UPGRADE_BAD_ZIP=$(CURDIR)/$(UPGRADE_BAD) \
 	KUBEEDGE_VERSION=$(KUBEEDGE_VERSION) UPGRADE_GOOD_KUBEEDGE=$(UPGRADE_GOOD_KUBEEDGE) UPGRADE_BAD_KUBEEDGE=$(UPGRADE_BAD_KUBEEDGE) \
-	ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(CURDIR)/$(E2E)/cloudcore \
-	CONTROLLER_MANAGER_BIN=$(CURDIR)/$(E2E)/controller-manager \
+	ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(E2E_CLOUDCORE) \
+	CONTROLLER_MANAGER_BIN=$(E2E_CONTROLLER_MANAGER) \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) PRESHUTDOWN_EXE=$(CURDIR)/$(PRESHUTDOWN_EXE) \

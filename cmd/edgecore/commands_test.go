@@ -110,6 +110,10 @@ func TestFlagNamesAndDefaults(t *testing.T) {
 		"edgecore.exe service install": {
 			{"config", "", "string", `C:\etc\kubeedge\config\edgecore.yaml`},
 		},
+		"edgecore.exe upgrade confirm": {
+			{"job", "", "string", ""},
+			{"timeout", "", "duration", "30s"},
+		},
 		"edgecore.exe upgrade": {
 			{"allow-downgrade", "", "bool", "false"},
 			{"journal", "", "string", ""},

@@ -56,6 +56,36 @@ func newUpgradeCommand(host config.Host) *cobra.Command {
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	cmd.AddCommand(newUpgradeConfirmCommand(host))
+	return cmd
+}
+
+// newUpgradeConfirmCommand lets a NodeUpgradeJob that waits for
+// confirmation (requireConfirmation) go on: `keadm ctl confirm` on a
+// Linux node.
+func newUpgradeConfirmCommand(host config.Host) *cobra.Command {
+	o := upgrade.NewConfirmOptions()
+	paths := upgrade.NewPaths(config.NewLayout(host))
+	cmd := &cobra.Command{
+		Use:   "confirm",
+		Short: "Confirm the NodeUpgradeJob that waits on this node for confirmation (requireConfirmation), so that it upgrades",
+		Long: "A NodeUpgradeJob created with requireConfirmation: true stops after its check, and its status shows the\n" +
+			"node at WaitingConfirmation, phase InProgress, until an administrator on the node confirms it. This command\n" +
+			"confirms the job that waits (recorded in " + paths.Waiting + ") and waits (--timeout) for the\n" +
+			"edgecore service to take the confirmation; the job then backs up and upgrades as any other.\n" +
+			"Run it from PowerShell started with \"Run as administrator\".",
+		Example: "  edgecore.exe upgrade confirm\n  edgecore.exe upgrade confirm --job upgrade-to-v1.23.2",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			return upgrade.ConfirmAndWait(ctx, cmd.OutOrStdout(), upgrade.HostEnv(host), *o)
+		},
+	}
+	o.AddFlags(cmd.Flags())
 	return cmd
 }
 

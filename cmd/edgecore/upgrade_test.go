@@ -53,3 +53,16 @@ func TestUpgradeFlags(t *testing.T) {
 		}
 	}
 }
+
+// confirm refuses its flags before it looks at the host, naming each.
+func TestUpgradeConfirmRefusesBadFlags(t *testing.T) {
+	cmd := NewCommand(testHost)
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"upgrade", "confirm", "--timeout", "0s", "--job", "Bad_Name"})
+	err := cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), `--timeout: Invalid value: "0s"`) || !strings.Contains(err.Error(), `--job: Invalid value: "Bad_Name"`) {
+		t.Fatalf("upgrade confirm with bad flags: %v\n%s", err, out.String())
+	}
+}

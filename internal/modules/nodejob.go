@@ -6,17 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
 
 	operationsv1alpha2 "github.com/kubeedge/api/apis/operations/v1alpha2"
 	beehiveContext "github.com/kubeedge/beehive/pkg/core/context"
+	"github.com/kubeedge/kubeedge/edge/pkg/common/cloudconnection"
 	commonmsg "github.com/kubeedge/kubeedge/edge/pkg/common/message"
 	"github.com/kubeedge/kubeedge/edge/pkg/taskmanager/actions"
 	"github.com/kubeedge/kubeedge/pkg/nodetask/actionflow"
 	taskmsg "github.com/kubeedge/kubeedge/pkg/nodetask/message"
 
+	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -62,9 +65,9 @@ func (r *nodeJobResponse) NeedInterrupt() bool { return r.interrupt || r.deferre
 // and runs keadm through bash; on Windows the package comes from the
 // upgrade repository of upgrade.yaml and the service is driven as for a
 // v1alpha1 job, by the same upgrade.Jobs.
-func nodeUpgradeJobRunner(jobs *upgrade.Jobs, version string, send func(taskmsg.Resource, taskmsg.UpstreamMessage)) *actions.ActionRunner {
-	h := nodeJobHandler{jobs: jobs, version: version, send: send}
-	return &actions.ActionRunner{
+func nodeUpgradeJobRunner(ctx context.Context, jobs *upgrade.Jobs, version string, statuses jobStatuses) (*actions.ActionRunner, *nodeJobHandler) {
+	h := &nodeJobHandler{ctx: ctx, jobs: jobs, version: version, statuses: statuses, connected: cloudconnection.IsConnected}
+	r := &actions.ActionRunner{
 		Flow:               actionflow.FlowNodeUpgradeJob,
 		GetSpecSerializer:  specOf,
 		ReportActionStatus: h.report,
@@ -77,6 +80,19 @@ func nodeUpgradeJobRunner(jobs *upgrade.Jobs, version string, send func(taskmsg.
 			actionRoll:    h.rollback,
 		},
 	}
+	// A confirmed job goes on from BackUp, in the flow that stopped at
+	// WaitingConfirmation.
+	h.proceed = func(w upgrade.Waiting) {
+		// Its statuses go through edgehub: a job confirmed while
+		// edgecore was down goes on once the hub is connected.
+		for !h.connected() {
+			if (clock.Real{}).Sleep(ctx, time.Second) != nil {
+				return
+			}
+		}
+		r.RunAction(ctx, w.Job, w.Node, actionBackUp, w.Spec)
+	}
+	return r, h
 }
 
 type specHolder struct {
@@ -94,9 +110,18 @@ func specOf(data []byte) (actions.SpecSerializer, error) {
 }
 
 type nodeJobHandler struct {
-	jobs    *upgrade.Jobs
-	version string
-	send    func(taskmsg.Resource, taskmsg.UpstreamMessage)
+	// ctx is the node's lifetime: upstream's runner hands its report
+	// function none, and a wait between two statuses ends with it.
+	ctx      context.Context
+	jobs     *upgrade.Jobs
+	version  string
+	statuses jobStatuses
+	// proceed runs a confirmed job on; awaiting is set while a job's
+	// confirmation is followed.
+	proceed  func(upgrade.Waiting)
+	awaiting atomic.Bool
+	// connected reports whether edgehub is connected to cloudcore.
+	connected func() bool
 }
 
 // requestOf is the upgrade request of a v1alpha2 job for this node. The
@@ -114,7 +139,7 @@ func requestOf(job, node string, spec *operationsv1alpha2.NodeUpgradeJobSpec) up
 	return r
 }
 
-func (h nodeJobHandler) spec(ser actions.SpecSerializer) (*operationsv1alpha2.NodeUpgradeJobSpec, error) {
+func (h *nodeJobHandler) spec(ser actions.SpecSerializer) (*operationsv1alpha2.NodeUpgradeJobSpec, error) {
 	spec, ok := ser.GetSpec().(*operationsv1alpha2.NodeUpgradeJobSpec)
 	if !ok || spec == nil {
 		return nil, fmt.Errorf("the job's spec is a %T, not a NodeUpgradeJobSpec", ser.GetSpec())
@@ -125,7 +150,7 @@ func (h nodeJobHandler) spec(ser actions.SpecSerializer) (*operationsv1alpha2.No
 // check fetches and verifies the package, then runs the checks of the
 // v1alpha1 Checking step (the service, no upgrade in progress, disk, the
 // job's check items).
-func (h nodeJobHandler) check(ctx context.Context, job, node string, ser actions.SpecSerializer) actions.ActionResponse {
+func (h *nodeJobHandler) check(ctx context.Context, job, node string, ser actions.SpecSerializer) actions.ActionResponse {
 	spec, err := h.spec(ser)
 	if err != nil {
 		return &nodeJobResponse{err: err}
@@ -143,21 +168,46 @@ func (h nodeJobHandler) check(ctx context.Context, job, node string, ser actions
 	return &nodeJobResponse{}
 }
 
-// confirm: a job that asks for confirmation waits for `keadm ctl confirm`
-// on the node upstream; there is no keadm on a Windows host, so such a job
-// fails here with the fix instead of waiting for ever.
-func (h nodeJobHandler) confirm(_ context.Context, _, _ string, ser actions.SpecSerializer) actions.ActionResponse {
+// confirm: a job that asks for confirmation stops here, reported as
+// upstream's node reports it (WaitingConfirmation True, the node's task
+// InProgress), until an operator on the host runs `edgecore.exe upgrade
+// confirm` (see internal/upgrade/confirm.go); the job then goes on from
+// BackUp, as upstream's does after `keadm ctl confirm`.
+func (h *nodeJobHandler) confirm(_ context.Context, job, node string, ser actions.SpecSerializer) actions.ActionResponse {
 	spec, err := h.spec(ser)
 	if err != nil {
 		return &nodeJobResponse{err: err}
 	}
-	if spec.RequireConfirmation {
-		return &nodeJobResponse{err: errors.New("requireConfirmation is not supported by edgecore for Windows: there is no keadm on the host to confirm with; create the job without it")}
+	if !spec.RequireConfirmation {
+		return &nodeJobResponse{}
 	}
-	return &nodeJobResponse{}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return &nodeJobResponse{err: err}
+	}
+	e := h.jobs.Env
+	w := upgrade.Waiting{Job: job, Node: node, Version: spec.Version, Spec: data, Since: e.Clock.Now().UTC()}
+	if err := upgrade.Wait(e, w); err != nil {
+		return &nodeJobResponse{err: err}
+	}
+	klog.Infof("NodeUpgradeJob %s: waits for confirmation on the node; run `edgecore.exe upgrade confirm` as an administrator to upgrade to %s", job, spec.Version)
+	h.awaitConfirmation()
+	return &nodeJobResponse{interrupt: true}
 }
 
-func (h nodeJobHandler) backup(_ context.Context, _, _ string, ser actions.SpecSerializer) actions.ActionResponse {
+// awaitConfirmation follows the waiting job in the background until it is
+// confirmed, then runs the rest of it; one follower at a time.
+func (h *nodeJobHandler) awaitConfirmation() {
+	if !h.awaiting.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer h.awaiting.Store(false)
+		upgrade.AwaitConfirmation(h.ctx, h.jobs.Env, h.proceed, klog.Infof)
+	}()
+}
+
+func (h *nodeJobHandler) backup(_ context.Context, _, _ string, ser actions.SpecSerializer) actions.ActionResponse {
 	spec, err := h.spec(ser)
 	if err != nil {
 		return &nodeJobResponse{err: err}
@@ -168,7 +218,7 @@ func (h nodeJobHandler) backup(_ context.Context, _, _ string, ser actions.SpecS
 // upgrade hands the upgrade to its driver, which restarts the service; the
 // outcome is reported after the restart. A hand-over that fails changed
 // nothing, so there is nothing to roll back.
-func (h nodeJobHandler) upgrade(_ context.Context, job, node string, ser actions.SpecSerializer) actions.ActionResponse {
+func (h *nodeJobHandler) upgrade(_ context.Context, job, node string, ser actions.SpecSerializer) actions.ActionResponse {
 	spec, err := h.spec(ser)
 	if err != nil {
 		return &nodeJobResponse{err: err, interrupt: true}
@@ -185,7 +235,7 @@ func (h nodeJobHandler) upgrade(_ context.Context, job, node string, ser actions
 	return &nodeJobResponse{deferred: true}
 }
 
-func (h nodeJobHandler) rollback(_ context.Context, job, node string, ser actions.SpecSerializer) actions.ActionResponse {
+func (h *nodeJobHandler) rollback(_ context.Context, job, node string, ser actions.SpecSerializer) actions.ActionResponse {
 	spec, err := h.spec(ser)
 	if err != nil {
 		return &nodeJobResponse{err: err}
@@ -205,7 +255,7 @@ func errorOf(r upgrade.Report) error {
 }
 
 // report sends an action's outcome to the cloud, unless it comes later.
-func (h nodeJobHandler) report(job, node, action string, resp actions.ActionResponse) {
+func (h *nodeJobHandler) report(job, node, action string, resp actions.ActionResponse) {
 	r, ok := resp.(*nodeJobResponse)
 	if !ok {
 		// The runner's own failures (a spec it could not read, an
@@ -216,16 +266,61 @@ func (h nodeJobHandler) report(job, node, action string, resp actions.ActionResp
 		return
 	}
 	if r.messages != nil {
-		res := nodeJobResource(job, node)
-		for _, m := range r.messages {
-			h.send(res, m)
-		}
+		h.statuses.sendAll(h.ctx, nodeJobResource(job, node), r.messages)
 		return
 	}
 	if r.as != "" {
 		action = r.as
 	}
-	h.send(nodeJobResource(job, node), upstreamMessage(action, r.err, r.from, r.to))
+	h.statuses.send(nodeJobResource(job, node), upstreamMessage(action, r.err, r.from, r.to))
+}
+
+// statusGap is how long the node waits before each further status of a
+// job it reports at once (a failed Upgrade, then the RollBack that ends
+// the task). Upstream's cloudhub hands every status a node sends to the
+// task manager from a goroutine of its own (beehive's SendToGroup runs
+// `go send(...)` per message); only from the task manager's channel on
+// are they handled one at a time, in the order they entered it. Sent back
+// to back, the two race for that channel: when the RollBack wins, the
+// status updater ends the node's task with it (the job completes), then
+// takes the Upgrade failure, whose action is not the last, and leaves the
+// node InProgress for good with the failed version as its current one.
+// That is what cloudcore v1.23.1 built from upstream's tree did; a
+// cloudcore built with this project's beehive happens to keep the order.
+// The first status enters the channel (1024 places) within microseconds
+// of its arrival, so a gap of seconds orders the two on any cloudcore
+// v1.23. Waiting for the cloud to confirm the first is not possible with
+// every cloudcore: the task manager acknowledges nothing, and a node reads
+// a NodeUpgradeJob back only through cloudcore's dynamicController, which
+// is off by default.
+const statusGap = 3 * time.Second
+
+// jobStatuses sends a job's action statuses to the cloud.
+type jobStatuses struct {
+	send func(taskmsg.Resource, taskmsg.UpstreamMessage)
+	// sleep waits between statuses (clock.Real.Sleep); it fails when
+	// ctx ends.
+	sleep func(ctx context.Context, d time.Duration) error
+	gap   time.Duration
+}
+
+func newJobStatuses(send func(taskmsg.Resource, taskmsg.UpstreamMessage)) jobStatuses {
+	return jobStatuses{send: send, sleep: clock.Real{}.Sleep, gap: statusGap}
+}
+
+// sendAll sends msgs in order, each after the one before it had statusGap
+// to reach the cloud's task manager (see statusGap). A node that stops in
+// the gap sends no more: its edgehub is going down with it.
+func (s jobStatuses) sendAll(ctx context.Context, res taskmsg.Resource, msgs []taskmsg.UpstreamMessage) {
+	for i, m := range msgs {
+		if i > 0 {
+			if err := s.sleep(ctx, s.gap); err != nil {
+				klog.Warningf("NodeUpgradeJob %s: the node is stopping; the %s status is not sent", res.JobName, m.Action)
+				return
+			}
+		}
+		s.send(res, m)
+	}
 }
 
 func nodeJobResource(job, node string) taskmsg.Resource {

@@ -41,10 +41,16 @@ import (
 // one from the loaded configuration, registers it with the modules and
 // starts its watch; everything it needs is in the value.
 type UpgradeAgent struct {
-	node     *upgrade.Node
-	jobs     *upgrade.Jobs
-	nodeName string
-	ready    *nodeReadiness
+	// ctx is the node's lifetime.
+	ctx      context.Context
+	statuses jobStatuses
+	// confirmations follows a NodeUpgradeJob that waits for the
+	// operator (set by register).
+	confirmations *nodeJobHandler
+	node          *upgrade.Node
+	jobs          *upgrade.Jobs
+	nodeName      string
+	ready         *nodeReadiness
 	// kubeedge is the KubeEdge version this binary was built from, the
 	// version a NodeUpgradeJob names and the cloud shows for the node;
 	// jobs.Env.Version is this project's own release version.
@@ -65,11 +71,12 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 	facts := upgrade.HostFacts(host)
 	facts.DataSource = func(string) (string, error) { return dataSource, nil }
 	ready := &nodeReadiness{}
+	statuses := newJobStatuses(sendNodeJobStatus)
 	node := &upgrade.Node{
 		Env: env, Started: time.Now(), Executable: exe,
 		Connected: cloudconnection.IsConnected,
 		Ready:     ready.Ready,
-		Send:      sendTaskReport(nodeName),
+		Send:      sendTaskReport(ctx, nodeName, statuses),
 		Logf:      klog.Infof,
 	}
 	jobs := &upgrade.Jobs{
@@ -80,11 +87,11 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 		Context:    func() context.Context { return ctx },
 		FreeDisk:   hostprobe.System().FreeDisk,
 		CheckItems: upstreamCheckItems,
-		Send:       sendTaskReport(nodeName),
+		Send:       sendTaskReport(ctx, nodeName, statuses),
 		Logf:       klog.Infof,
 		Watch:      func() { go node.Watch(ctx) },
 	}
-	return &UpgradeAgent{node: node, jobs: jobs, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion}
+	return &UpgradeAgent{ctx: ctx, node: node, jobs: jobs, statuses: statuses, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion}
 }
 
 // register installs the Windows executor of v1alpha1 NodeUpgradeJob tasks
@@ -95,7 +102,9 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 func (a *UpgradeAgent) register() {
 	observeNodeStatus(a.ready.observe)
 	taskexecutor.Register(taskexecutor.TaskUpgrade, &upgradeExecutor{jobs: a.jobs, node: a.nodeName, checks: map[string]upgrade.Request{}})
-	actions.RegisterRunner(operationsv1alpha2.ResourceNodeUpgradeJob, nodeUpgradeJobRunner(a.jobs, a.kubeedge, sendNodeJobStatus))
+	r, h := nodeUpgradeJobRunner(a.ctx, a.jobs, a.kubeedge, a.statuses)
+	actions.RegisterRunner(operationsv1alpha2.ResourceNodeUpgradeJob, r)
+	a.confirmations = h
 }
 
 // Watch finishes an upgrade left in progress (this process may be the new
@@ -105,6 +114,15 @@ func (a *UpgradeAgent) register() {
 // ctx ends.
 func (a *UpgradeAgent) Watch(ctx context.Context) {
 	go a.node.Watch(ctx)
+	// A job that waited for confirmation when edgecore stopped waits on.
+	if a.confirmations != nil {
+		if w, err := upgrade.LoadWaiting(a.jobs.Env); err != nil {
+			klog.Warningf("NodeUpgradeJob confirmation: %v", err)
+		} else if w != nil {
+			klog.Infof("NodeUpgradeJob %s waits for confirmation since %s; run `edgecore.exe upgrade confirm` as an administrator to upgrade to %s", w.Job, w.Since.Format(time.RFC3339), w.Version)
+			a.confirmations.awaitConfirmation()
+		}
+	}
 }
 
 // upgradeExecutor answers the cloud's NodeUpgradeJob steps (task type
@@ -188,16 +206,14 @@ func itemAs(item any, v any) error {
 // sendTaskReport reports a step's result the way upstream's task handler
 // does, through edgehub to the cloud's task manager: a v1alpha2 job's as
 // node action statuses, a v1alpha1 task's as a task result.
-func sendTaskReport(node string) func(upgrade.Job, upgrade.Report) {
+func sendTaskReport(ctx context.Context, node string, statuses jobStatuses) func(upgrade.Job, upgrade.Report) {
 	return func(j upgrade.Job, r upgrade.Report) {
 		name := j.Node
 		if name == "" {
 			name = node
 		}
 		if j.TaskType == nodeJobType {
-			for _, m := range nodeJobMessages(r) {
-				sendNodeJobStatus(nodeJobResource(j.TaskID, name), m)
-			}
+			statuses.sendAll(ctx, nodeJobResource(j.TaskID, name), nodeJobMessages(r))
 			return
 		}
 		e := eventOf(r)

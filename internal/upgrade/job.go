@@ -113,7 +113,7 @@ func checkVersion(v string) error {
 // false when the report comes later.
 func (js *Jobs) Init(req Request) (Report, bool) {
 	if req.RequireConfirmation {
-		return Report{Event: "Init", Reason: "requireConfirmation is not supported by edgecore for Windows: there is no keadm on the host to confirm with; create the job without it"}, true
+		return Report{Event: "Init", Reason: "requireConfirmation is not supported by edgecore for Windows in operations/v1alpha1 NodeUpgradeJobs: create the job as operations/v1alpha2 (cloudcore v1.23's default), whose confirmation `edgecore.exe upgrade confirm` gives, or without requireConfirmation"}, true
 	}
 	if err := checkVersion(req.Version); err != nil {
 		return Report{Event: "Init", Reason: err.Error()}, true

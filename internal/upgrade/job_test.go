@@ -175,7 +175,7 @@ func TestInitAnswersAtOnce(t *testing.T) {
 			t.Errorf("Init(%+v) = %+v, %v", tc.req, r, now)
 		}
 	}
-	if r, _ := js.Init(Request{Version: "v0.2.0", RequireConfirmation: true}); !strings.Contains(r.Reason, "requireConfirmation is not supported") {
+	if r, _ := js.Init(Request{Version: "v0.2.0", RequireConfirmation: true}); !strings.Contains(r.Reason, "requireConfirmation is not supported by edgecore for Windows in operations/v1alpha1") {
 		t.Errorf("confirmation: %q", r.Reason)
 	}
 }

@@ -109,6 +109,10 @@ type Paths struct {
 	// Health is written by the edgecore the service runs while an
 	// upgrade is in progress.
 	Health string
+	// Waiting is the NodeUpgradeJob that waits for the operator's
+	// confirmation, and Confirmed the confirmation
+	// `edgecore.exe upgrade confirm` writes for it.
+	Waiting, Confirmed string
 	// LogFile receives the output of the upgrade processes that run
 	// detached from any console.
 	LogFile string
@@ -128,6 +132,8 @@ func NewPaths(l config.Layout) Paths {
 		StateDir:    state,
 		Journal:     ospath.Join(g, state, "journal.json"),
 		Health:      ospath.Join(g, state, "health.json"),
+		Waiting:     ospath.Join(g, state, "waiting.json"),
+		Confirmed:   ospath.Join(g, state, "confirmed.json"),
 		LogFile:     ospath.Join(g, l.LogDir, "upgrade.log"),
 		NodeLogFile: l.LogFile,
 	}

@@ -112,13 +112,16 @@ func (j *journey) upgradeFromCloud(good, bad, goodKE, badKE string) {
 	// Upgrade action False with the reason, then RollBack True, which is
 	// the node task's last action (phase Successful), and the node back on
 	// the version it ran.
+	// The first job asks for confirmation: the node stops at
+	// WaitingConfirmation until `edgecore.exe upgrade confirm` on the host.
 	jobs := []struct {
 		name, version, digest string
+		confirm               bool
 		actions               []string
 		kubeedge              string
 	}{
-		{"windows-to-" + goodKE, goodKE, digest, []string{"Check=True", "WaitingConfirmation=True", "BackUp=True", "Upgrade=True"}, goodKE},
-		{"windows-to-" + badKE, badKE, "", []string{"Check=True", "WaitingConfirmation=True", "BackUp=True", "Upgrade=False", "RollBack=True"}, goodKE},
+		{"windows-to-" + goodKE, goodKE, digest, true, []string{"Check=True", "WaitingConfirmation=True", "BackUp=True", "Upgrade=True"}, goodKE},
+		{"windows-to-" + badKE, badKE, "", false, []string{"Check=True", "WaitingConfirmation=True", "BackUp=True", "Upgrade=False", "RollBack=True"}, goodKE},
 	}
 	for _, jb := range jobs {
 		begin := time.Now()
@@ -126,7 +129,7 @@ func (j *journey) upgradeFromCloud(good, bad, goodKE, badKE string) {
 		job := &opsv1.NodeUpgradeJob{
 			ObjectMeta: metav1.ObjectMeta{Name: jb.name},
 			Spec: opsv1.NodeUpgradeJobSpec{
-				Version: jb.version, NodeNames: []string{j.node}, TimeoutSeconds: &timeout,
+				Version: jb.version, NodeNames: []string{j.node}, TimeoutSeconds: &timeout, RequireConfirmation: jb.confirm,
 			},
 		}
 		if jb.digest != "" {
@@ -136,6 +139,9 @@ func (j *journey) upgradeFromCloud(good, bad, goodKE, badKE string) {
 			t.Fatalf("create NodeUpgradeJob %s: %v", jb.name, err)
 		}
 		var last opsv1.NodeUpgradeJobStatus
+		if jb.confirm {
+			j.confirmUpgrade(client, jb.name, begin)
+		}
 		done := func() (bool, error) {
 			got, err := client.OperationsV1alpha2().NodeUpgradeJobs().Get(context.Background(), jb.name, metav1.GetOptions{})
 			if err != nil {
@@ -155,6 +161,7 @@ func (j *journey) upgradeFromCloud(good, bad, goodKE, badKE string) {
 			t.Fatalf("NodeUpgradeJob %s did not end within %s; status %s", jb.name, upgradeBound, statusJSON(last))
 		}
 		t.Logf("NodeUpgradeJob %s: ended after %s\n%s", jb.name, fmtDur(time.Since(begin)), indent(statusJSON(last)))
+		fmt.Printf("e2e figures (windows edge): NodeUpgradeJob %s (confirmation %v) ended after %s\n", jb.name, jb.confirm, fmtDur(time.Since(begin)))
 		if len(last.NodeStatus) != 1 || last.NodeStatus[0].NodeName != j.node {
 			t.Fatalf("NodeUpgradeJob %s: node statuses %s, want one for %s", jb.name, statusJSON(last), j.node)
 		}
@@ -180,6 +187,46 @@ func (j *journey) upgradeFromCloud(good, bad, goodKE, badKE string) {
 		j.runsKubeEdge(jb.kubeedge)
 		t.Logf("NodeUpgradeJob %s: node %s Ready on KubeEdge %s", jb.name, j.node, jb.kubeedge)
 	}
+}
+
+// confirmUpgrade waits until the job's status shows the node waiting for
+// confirmation, checks that it stays there, and confirms it on the host
+// with `edgecore.exe upgrade confirm`, as the README tells an operator.
+func (j *journey) confirmUpgrade(client kubeedgeclient.Interface, name string, begin time.Time) {
+	t := j.t
+	var last opsv1.NodeUpgradeJobStatus
+	waiting := func() (bool, error) {
+		got, err := client.OperationsV1alpha2().NodeUpgradeJobs().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = got.Status
+		for _, ns := range got.Status.NodeStatus {
+			if n := len(ns.ActionFlow); n > 0 && ns.ActionFlow[n-1].Action == opsv1.NodeUpgradeJobActionWaitingConfirmation &&
+				ns.ActionFlow[n-1].Status == metav1.ConditionTrue && ns.Phase == opsv1.NodeTaskPhaseInProgress {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	if !poll(upgradeBound, waiting) {
+		j.dumpLog()
+		t.Fatalf("NodeUpgradeJob %s: the node never showed WaitingConfirmation; status %s", name, statusJSON(last))
+	}
+	shown := time.Since(begin)
+	// Nothing goes on without the operator.
+	time.Sleep(10 * time.Second)
+	if ok, _ := waiting(); !ok {
+		t.Fatalf("NodeUpgradeJob %s went on without a confirmation: %s", name, statusJSON(last))
+	}
+	t.Logf("NodeUpgradeJob %s: waits for confirmation after %s\n%s", name, fmtDur(shown), indent(statusJSON(last)))
+	r := j.h.edgecore(t, time.Minute, "upgrade", "confirm", "--job", name)
+	t.Logf("edgecore.exe upgrade confirm: exit %d after %s\n%s", r.code, fmtDur(r.duration), indent(r.out))
+	if r.code != 0 || !strings.Contains(r.out, "edgecore took the confirmation") {
+		j.dumpLog()
+		t.Fatalf("edgecore.exe upgrade confirm: exit %d, output %q", r.code, r.out)
+	}
+	fmt.Printf("e2e figures (windows edge): NodeUpgradeJob %s showed WaitingConfirmation %s after it was created; edgecore.exe upgrade confirm took %s\n", name, fmtDur(shown), fmtDur(r.duration))
 }
 
 // poll calls f until it reports done or bound passes.
