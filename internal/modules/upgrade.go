@@ -49,6 +49,8 @@ type UpgradeAgent struct {
 	// version a NodeUpgradeJob names and the cloud shows for the node;
 	// jobs.Env.Version is this project's own release version.
 	kubeedge string
+	// cloudJobs are the node's runners of the other v1alpha2 jobs.
+	cloudJobs cloudJobs
 }
 
 // NewUpgradeAgent prepares the upgrade agent of the node that runs
@@ -84,7 +86,8 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 		Logf:       klog.Infof,
 		Watch:      func() { go node.Watch(ctx) },
 	}
-	return &UpgradeAgent{node: node, jobs: jobs, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion}
+	return &UpgradeAgent{node: node, jobs: jobs, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion,
+		cloudJobs: newCloudJobs(host, c, jobs)}
 }
 
 // register installs the Windows executor of v1alpha1 NodeUpgradeJob tasks
@@ -96,6 +99,7 @@ func (a *UpgradeAgent) register() {
 	observeNodeStatus(a.ready.observe)
 	taskexecutor.Register(taskexecutor.TaskUpgrade, &upgradeExecutor{jobs: a.jobs, node: a.nodeName, checks: map[string]upgrade.Request{}})
 	actions.RegisterRunner(operationsv1alpha2.ResourceNodeUpgradeJob, nodeUpgradeJobRunner(a.jobs, a.kubeedge, sendNodeJobStatus))
+	a.cloudJobs.register()
 }
 
 // Watch finishes an upgrade left in progress (this process may be the new
@@ -193,6 +197,12 @@ func sendTaskReport(node string) func(upgrade.Job, upgrade.Report) {
 		name := j.Node
 		if name == "" {
 			name = node
+		}
+		if j.TaskType == configJobType {
+			for _, m := range configJobMessages(r) {
+				sendNodeJobStatus(jobResource(configJobType, j.TaskID, name), m)
+			}
+			return
 		}
 		if j.TaskType == nodeJobType {
 			for _, m := range nodeJobMessages(r) {
