@@ -27,13 +27,21 @@ func Load(path string, host Host) (*v1alpha2.EdgeCoreConfig, []Rewrite, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read config file %s: %w", path, err)
 	}
+	return LoadBytes(raw, "config file "+path, host)
+}
+
+// LoadBytes is Load of a configuration already read, what names it in
+// errors ("config file C:\..."): the same decoding, normalisation and
+// checks, for a configuration that is not on disk yet (a ConfigUpdateJob's
+// result, judged before it replaces the file).
+func LoadBytes(raw []byte, what string, host Host) (*v1alpha2.EdgeCoreConfig, []Rewrite, error) {
 	c, err := Parse(raw, host)
 	if err != nil {
-		return nil, nil, fmt.Errorf("config file %s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	rewrites := Normalize(c, host.GOOS)
 	if errs := validateAll(c, host.GOOS); len(errs) > 0 {
-		return nil, nil, &InvalidError{What: "config file " + path, Errs: errs}
+		return nil, nil, &InvalidError{What: what, Errs: errs}
 	}
 	return c, rewrites, nil
 }

@@ -28,6 +28,9 @@ type Setting struct {
 	value interface{}
 }
 
+// Edit is the setting as an edit of the configuration file's YAML tree.
+func (s Setting) Edit() config.Edit { return config.Edit{Keys: s.keys, Value: s.value} }
+
 // flagSet is the flag every setting error names.
 const flagSet = "--set"
 

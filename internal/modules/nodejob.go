@@ -315,7 +315,7 @@ func (s jobStatuses) sendAll(ctx context.Context, res taskmsg.Resource, msgs []t
 	for i, m := range msgs {
 		if i > 0 {
 			if err := s.sleep(ctx, s.gap); err != nil {
-				klog.Warningf("NodeUpgradeJob %s: the node is stopping; the %s status is not sent", res.JobName, m.Action)
+				klog.Warningf("%s %s: the node is stopping; the %s status is not sent", res.ResourceType, res.JobName, m.Action)
 				return
 			}
 		}
@@ -324,12 +324,7 @@ func (s jobStatuses) sendAll(ctx context.Context, res taskmsg.Resource, msgs []t
 }
 
 func nodeJobResource(job, node string) taskmsg.Resource {
-	return taskmsg.Resource{
-		APIVersion:   operationsv1alpha2.SchemeGroupVersion.String(),
-		ResourceType: operationsv1alpha2.ResourceNodeUpgradeJob,
-		JobName:      job,
-		NodeName:     node,
-	}
+	return jobResource(operationsv1alpha2.ResourceNodeUpgradeJob, job, node)
 }
 
 func upstreamMessage(action string, err error, from, to string) taskmsg.UpstreamMessage {

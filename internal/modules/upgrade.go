@@ -55,6 +55,8 @@ type UpgradeAgent struct {
 	// version a NodeUpgradeJob names and the cloud shows for the node;
 	// jobs.Env.Version is this project's own release version.
 	kubeedge string
+	// cloudJobs are the node's runners of the other v1alpha2 jobs.
+	cloudJobs cloudJobs
 }
 
 // NewUpgradeAgent prepares the upgrade agent of the node that runs
@@ -91,7 +93,8 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 		Logf:       klog.Infof,
 		Watch:      func() { go node.Watch(ctx) },
 	}
-	return &UpgradeAgent{ctx: ctx, node: node, jobs: jobs, statuses: statuses, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion}
+	return &UpgradeAgent{ctx: ctx, node: node, jobs: jobs, statuses: statuses, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion,
+		cloudJobs: newCloudJobs(host, c, jobs)}
 }
 
 // register installs the Windows executor of v1alpha1 NodeUpgradeJob tasks
@@ -105,6 +108,7 @@ func (a *UpgradeAgent) register() {
 	r, h := nodeUpgradeJobRunner(a.ctx, a.jobs, a.kubeedge, a.statuses)
 	actions.RegisterRunner(operationsv1alpha2.ResourceNodeUpgradeJob, r)
 	a.confirmations = h
+	a.cloudJobs.register()
 }
 
 // Watch finishes an upgrade left in progress (this process may be the new
@@ -211,6 +215,10 @@ func sendTaskReport(ctx context.Context, node string, statuses jobStatuses) func
 		name := j.Node
 		if name == "" {
 			name = node
+		}
+		if j.TaskType == configJobType {
+			statuses.sendAll(ctx, jobResource(configJobType, j.TaskID, name), configJobMessages(r))
+			return
 		}
 		if j.TaskType == nodeJobType {
 			statuses.sendAll(ctx, nodeJobResource(j.TaskID, name), nodeJobMessages(r))

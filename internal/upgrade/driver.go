@@ -122,6 +122,9 @@ func (d *driver) run(ctx context.Context, act action) Result {
 	j := d.j
 	switch act {
 	case actProceed:
+		if j.Kind == KindConfig {
+			return d.configure(ctx)
+		}
 		if j.Kind == KindRollback {
 			fmt.Fprintf(d.out, "Rolling edgecore back from %s to %s (service %s runs %s)\n", j.From, j.To, j.Service, j.Executable)
 			return d.rollback(j.Reason)
@@ -137,8 +140,8 @@ func (d *driver) run(ctx context.Context, act action) Result {
 		return d.finish(OutcomeSuccess, "")
 	}
 	reason := j.Reason
-	if reason == "" && j.Kind == KindUpgrade {
-		reason = fmt.Sprintf("the upgrade was interrupted in phase %s", j.Phase)
+	if reason == "" && j.Kind != KindRollback {
+		reason = fmt.Sprintf("the %s was interrupted in phase %s", j.Kind, j.Phase)
 	}
 	return d.rollback(reason)
 }
@@ -249,13 +252,22 @@ func (d *driver) rollback(reason string) Result {
 	}
 	d.printf("stopped\n")
 
-	steps.Title(d.out, 2, rollbackSteps, fmt.Sprintf("restore %s, %s and %s from %s", j.Executable, j.ConfigFile, j.DataSource, j.Backup))
+	files := fmt.Sprintf("%s, %s and %s", j.Executable, j.ConfigFile, j.DataSource)
+	if j.Kind == KindConfig {
+		// Only the configuration changed.
+		files = j.ConfigFile
+	}
+	steps.Title(d.out, 2, rollbackSteps, fmt.Sprintf("restore %s from %s", files, j.Backup))
 	if err := d.phase(PhaseRestore); err != nil {
 		return fail("restore", err)
 	}
-	b, err := readBackup(e, j.Backup)
-	if err != nil {
-		return fail("restore", err)
+	restore := d.restoreConfig
+	if j.Kind != KindConfig {
+		b, err := readBackup(e, j.Backup)
+		if err != nil {
+			return fail("restore", err)
+		}
+		restore = func() error { return d.restore(b) }
 	}
 	// The service manager restarts a crashed service after a delay
 	// (5 s, then 30 s): a restart it had scheduled for the failed version
@@ -263,7 +275,7 @@ func (d *driver) rollback(reason string) Result {
 	// the files being restored. The service is stopped and the restore
 	// done again.
 	for attempt := 1; ; attempt++ {
-		err := d.restore(b)
+		err := restore()
 		st, qerr := e.Services.Query(j.Service)
 		if err == nil && (qerr != nil || st.State == service.Stopped) {
 			break

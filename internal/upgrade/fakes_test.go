@@ -360,8 +360,10 @@ type fakeServices struct {
 	restarts int
 	// queryErr makes Query fail.
 	queryErr error
-	log      []string
-	spawned  [][]string
+	// badConfig is a configuration content the binaries exit on at once.
+	badConfig string
+	log       []string
+	spawned   [][]string
 }
 
 func (s *fakeServices) Query(name string) (service.Status, error) {
@@ -389,6 +391,9 @@ func (s *fakeServices) Start(name string) error {
 	}
 	b, known := s.binaries[content]
 	s.nextPID++
+	if cfg, _ := s.fs.get(s.config); s.badConfig != "" && cfg == s.badConfig {
+		b.exitsAtOnce = true
+	}
 	if !known || b.exitsAtOnce {
 		s.st = service.Status{State: service.Stopped, Win32ExitCode: 1066, ServiceExitCode: 1}
 		s.log = append(s.log, "start failed: "+content+" exits at once")

@@ -156,6 +156,9 @@ func (n *Node) writeHealth(j *Journal) error {
 // Upgrading, "Upgrade" Success ends the job successful, "Upgrade" Failure
 // failed, and "Rollback" (either way) failed, with the reason kept.
 func reportOf(j *Journal) Report {
+	if j.Kind == KindConfig {
+		return configReport(j)
+	}
 	r := outcomeOf(j)
 	r.From, r.To = j.From, j.To
 	if j.Job != nil && j.Job.From != "" && j.Job.To != "" {

@@ -81,6 +81,10 @@ type Options struct {
 	// Actions, when set, is told of each stop of a container and each
 	// ExecSync in one (see Action), before the call returns.
 	Actions func(Action)
+	// FailPulls are image references whose pull fails, as a registry
+	// that does not have them would make it (NotFound); a test's way to
+	// show a pull that does not work.
+	FailPulls []string
 	// StreamAddr is where the exec and attach streaming server listens;
 	// empty means 127.0.0.1 on any free port. The kubelet connects to it
 	// and proxies the API server's streams there.
@@ -824,6 +828,11 @@ func (s *service) PullImage(_ context.Context, req *runtimeapi.PullImageRequest)
 	name := req.GetImage().GetImage()
 	if name == "" {
 		return nil, status.Error(codes.InvalidArgument, "no image to pull")
+	}
+	for _, f := range s.opts.FailPulls {
+		if f == name {
+			return nil, status.Errorf(codes.NotFound, "pull %s: the registry has no such image", name)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -523,3 +523,20 @@ func TestOnStopSetsTheExitCodeOfAStop(t *testing.T) {
 		}
 	}
 }
+
+// An image of FailPulls fails to pull as a registry without it makes the
+// pull fail, and is not present afterwards; others pull as before.
+func TestFailPullsFailsOnlyThoseImages(t *testing.T) {
+	const missing = "registry.example.com/missing:1"
+	_, is := kubeletClients(t, Options{FailPulls: []string{missing}})
+	ctx := context.Background()
+	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: missing}, nil, nil); err == nil || !strings.Contains(err.Error(), "NotFound") {
+		t.Fatalf("pull of %s: %v, want NotFound", missing, err)
+	}
+	if st, err := is.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: missing}, false); err != nil || st.Image != nil {
+		t.Fatalf("after the failed pull: %v, %v", st.GetImage(), err)
+	}
+	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+}

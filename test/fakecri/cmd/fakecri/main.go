@@ -39,6 +39,8 @@ func main() {
 	var imgs images
 	endpoint := flag.String("endpoint", defaultEndpoint, "where to serve: npipe://./pipe/NAME (Windows), tcp://HOST:PORT or unix:///PATH")
 	flag.Var(&imgs, "image", "an image present from the start (repeatable)")
+	var failPulls images
+	flag.Var(&failPulls, "fail-pull", "an image reference whose pull fails with NotFound (repeatable)")
 	flag.Uint64Var(&opts.ImageSize, "image-size", fakecri.DefaultImageSize, "size in bytes reported for every image; must not be 0")
 	flag.StringVar(&opts.ImageFsDir, "image-fs-dir", filepath.Join(os.TempDir(), "fakecri"), "directory reported as the image file system")
 	flag.StringVar(&opts.PodCIDR, "pod-cidr", fakecri.DefaultPodCIDR, "range pod sandbox IPs are taken from")
@@ -54,6 +56,7 @@ func main() {
 		fail("--image-size 0: the kubelet refuses images without a size")
 	}
 	opts.Images = imgs
+	opts.FailPulls = failPulls
 	if *verbose {
 		opts.CallLog = func(method string, err error) {
 			if err != nil {

@@ -1,0 +1,238 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	opsv1 "github.com/kubeedge/api/apis/operations/v1alpha2"
+	kubeedgeclient "github.com/kubeedge/api/client/clientset/versioned"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/upgrade"
+)
+
+const cloudJobBound = 6 * time.Minute
+
+// The images of the pre-pull: the fake runtime has neither; the second is
+// one its registry lacks (fakecri --fail-pull).
+const (
+	prePullGood    = "registry.example.com/cloudjobs/app:1"
+	prePullMissing = "registry.example.com/cloudjobs/missing:1"
+)
+
+// TestWindowsCloudJobs sends a joined Windows node, which runs as the
+// service, the cloud's other v1alpha2 jobs, through cloudcore and
+// controller-manager v1.23.1: ConfigUpdateJobs that apply (the node comes
+// back with the new maxPods, and the operator's comment stays in the
+// file), that are refused before anything changes (a kubelet root in
+// C:\Windows), and whose configuration does not start (it is rolled back
+// and the node is Ready again on the file it had); then an
+// ImagePrePullJob of two images, one of which the registry lacks.
+func TestWindowsCloudJobs(t *testing.T) {
+	c := startCluster(t)
+	h := newWinHost(t)
+	h.install(t, `C:\Program Files\edgecore`)
+	j := &journey{t: t, c: c, h: h, token: c.token(t), layout: config.NewLayout(config.Host{GOOS: "windows"})}
+	p := start(t, h.logDir, "fakecri", h.env, h.wine, mustEnv(t, "FAKECRI_EXE"),
+		"--endpoint", "npipe://./pipe/containerd-containerd", "-v", "--image-fs-dir", containerdRoot, "--fail-pull", prePullMissing)
+	eventually(t, time.Minute, "fakecri serving", func() (bool, error) { return p.logContains("serving"), nil })
+	j.fakecri = p
+	j.node = j.joinedNode(j.run(j.args(joinCommand), 0).out)
+	eventually(t, readyBound, "node "+j.node+" Ready", c.nodeReady(j.node, time.Time{}))
+	// A bound for the health gate of a configuration that does not
+	// start, beside the configuration as for upgrades.
+	if err := os.WriteFile(h.drive(upgrade.SettingsPath(j.layout.GOOS, j.layout.ConfigFile)), []byte("repository: 'C:\\releases\\edgecore-{version}-windows-amd64.zip'\nhealthTimeout: 2m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.startControllerManager(t)
+	client, err := kubeedgeclient.NewForConfig(c.rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := h.drive(j.layout.ConfigFile)
+	// The operator's note on the file, which an update must keep.
+	const note = "# line 3 PC: ask the plant team before changing maxPods"
+	orig := j.readFile(cfgPath)
+	if err := os.WriteFile(cfgPath, append([]byte(note+"\n"), orig...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var figures []string
+
+	// 1. An update that applies: the kubelet comes back with 42 pods.
+	begin := time.Now()
+	ns := j.configJob(client, "windows-maxpods", map[string]string{"modules.edged.tailoredKubeletConfig.maxPods": "42"})
+	j.wantConfigFlow(ns, "Check=True BackUp=True Update=True", opsv1.NodeTaskPhaseSuccessful)
+	text := string(j.readFile(cfgPath))
+	if !strings.Contains(text, "maxPods: 42") || !strings.Contains(text, note) {
+		t.Fatalf("after the update the file lacks maxPods: 42 or the operator's note:\n%s", text)
+	}
+	eventually(t, readyBound, "node Ready with 42 pods", func() (bool, error) {
+		n, err := c.client.CoreV1().Nodes().Get(context.Background(), j.node, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		pods := n.Status.Capacity[corev1.ResourcePods]
+		ready := false
+		for _, cond := range n.Status.Conditions {
+			ready = ready || (cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue)
+		}
+		return ready && pods.Cmp(resource.MustParse("42")) == 0, fmt.Errorf("capacity pods %s, ready %v", pods.String(), ready)
+	})
+	applied := time.Since(begin)
+	t.Logf("ConfigUpdateJob windows-maxpods: applied in %s; the node is Ready with capacity 42 pods and the file keeps the operator's note", fmtDur(applied))
+	figures = append(figures, "ConfigUpdateJob applied "+fmtDur(applied))
+
+	// 2. An update that would break the node: refused at Check, the file
+	// as it was.
+	before := j.readFile(cfgPath)
+	begin = time.Now()
+	ns = j.configJob(client, "windows-kubelet-in-windows", map[string]string{"modules.edged.rootDirectory": `C:\Windows\kubelet`})
+	j.wantConfigFlow(ns, "Check=False", opsv1.NodeTaskPhaseFailure)
+	for _, w := range []string{"modules.edged.rootDirectory", `C:\Windows\kubelet`, "fix:", "nothing on the node changed"} {
+		if !strings.Contains(ns.ActionFlow[0].Reason, w) {
+			t.Errorf("ConfigUpdateJob windows-kubelet-in-windows: the Check's reason %q lacks %q", ns.ActionFlow[0].Reason, w)
+		}
+	}
+	if !bytes.Equal(before, j.readFile(cfgPath)) {
+		t.Fatal("ConfigUpdateJob windows-kubelet-in-windows was refused, yet the file changed")
+	}
+	refused := time.Since(begin)
+	t.Logf("ConfigUpdateJob windows-kubelet-in-windows: refused in %s: %s", fmtDur(refused), ns.ActionFlow[0].Reason)
+	figures = append(figures, "ConfigUpdateJob refused "+fmtDur(refused))
+
+	// 3. An update the node's rules accept but edgecore cannot start
+	// with (an interface the host does not have): rolled back.
+	begin = time.Now()
+	ns = j.configJob(client, "windows-no-such-nic", map[string]string{"modules.edged.customInterfaceName": "no-such-nic"})
+	j.wantConfigFlow(ns, "Check=True BackUp=True Update=False RollBack=True", opsv1.NodeTaskPhaseSuccessful)
+	if !strings.Contains(ns.ActionFlow[3].Reason, "rolled back") {
+		t.Errorf("ConfigUpdateJob windows-no-such-nic: the RollBack's reason %q does not say the configuration was rolled back", ns.ActionFlow[3].Reason)
+	}
+	if !bytes.Equal(before, j.readFile(cfgPath)) {
+		t.Fatalf("ConfigUpdateJob windows-no-such-nic was rolled back, yet the file is not the one before:\n%s", j.readFile(cfgPath))
+	}
+	eventually(t, readyBound, "node Ready after the rollback", c.nodeReady(j.node, begin))
+	rolled := time.Since(begin)
+	t.Logf("ConfigUpdateJob windows-no-such-nic: rolled back in %s, node Ready on the former file: %s", fmtDur(rolled), ns.ActionFlow[2].Reason)
+	figures = append(figures, "ConfigUpdateJob rolled back "+fmtDur(rolled))
+	if data := j.readFile(h.drive(j.layout.LogFile)); bytes.Contains(data, []byte(j.token)) {
+		t.Error("the node's log holds the join token")
+	}
+
+	// 4. A pre-pull of two images, one missing from the registry, with
+	// a pull secret.
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "line-registry", Namespace: "default"},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"registry.example.com":{"username":"robot","password":"pw"}}}`)},
+	}
+	if _, err := c.client.CoreV1().Secrets("default").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	begin = time.Now()
+	pj := &opsv1.ImagePrePullJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "windows-prepull"},
+		Spec: opsv1.ImagePrePullJobSpec{ImagePrePullTemplate: opsv1.ImagePrePullTemplate{
+			Images: []string{prePullGood, prePullMissing}, NodeNames: []string{j.node}, RetryTimes: 1, ImageSecret: "default/line-registry",
+		}},
+	}
+	if _, err := client.OperationsV1alpha2().ImagePrePullJobs().Create(context.Background(), pj, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create ImagePrePullJob: %v", err)
+	}
+	var last opsv1.ImagePrePullJobStatus
+	if !poll(cloudJobBound, func() (bool, error) {
+		got, err := client.OperationsV1alpha2().ImagePrePullJobs().Get(context.Background(), pj.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = got.Status
+		return len(last.NodeStatus) == 1 && (last.NodeStatus[0].Phase == opsv1.NodeTaskPhaseSuccessful || last.NodeStatus[0].Phase == opsv1.NodeTaskPhaseFailure), nil
+	}) {
+		j.dumpLog()
+		t.Fatalf("ImagePrePullJob windows-prepull did not end within %s; status %s", cloudJobBound, jsonOf(last))
+	}
+	pulled := time.Since(begin)
+	t.Logf("ImagePrePullJob windows-prepull: ended after %s\n%s", fmtDur(pulled), indent(jsonOf(last)))
+	pn := last.NodeStatus[0]
+	var flow []string
+	for _, a := range pn.ActionFlow {
+		flow = append(flow, string(a.Action)+"="+string(a.Status))
+	}
+	images := map[string]string{}
+	for _, st := range pn.ImageStatus {
+		images[st.Image] = string(st.Status)
+	}
+	if strings.Join(flow, " ") != "Check=True Pull=False" || pn.Phase != opsv1.NodeTaskPhaseFailure ||
+		images[prePullGood] != "True" || images[prePullMissing] != "False" {
+		j.dumpLog()
+		t.Fatalf("ImagePrePullJob windows-prepull: phase %s, actions %v, images %v; want Failure, Check=True Pull=False, %s True and %s False",
+			pn.Phase, flow, images, prePullGood, prePullMissing)
+	}
+	if !p.logContains("PullImage") {
+		t.Error("the fake runtime logged no PullImage: the images did not go through the node's CRI")
+	}
+	figures = append(figures, "ImagePrePullJob of 2 images (1 missing) "+fmtDur(pulled))
+	t.Logf("cloud jobs figures: %s", strings.Join(figures, "; "))
+}
+
+// configJob creates a ConfigUpdateJob for the node and waits until the
+// node's task ends; it returns the node's status.
+func (j *journey) configJob(client kubeedgeclient.Interface, name string, fields map[string]string) opsv1.ConfigUpdateJobNodeTaskStatus {
+	t := j.t
+	t.Helper()
+	job := &opsv1.ConfigUpdateJob{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       opsv1.ConfigUpdateJobSpec{NodeNames: []string{j.node}, UpdateFields: fields},
+	}
+	if _, err := client.OperationsV1alpha2().ConfigUpdateJobs().Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create ConfigUpdateJob %s: %v", name, err)
+	}
+	var last opsv1.ConfigUpdateJobStatus
+	if !poll(cloudJobBound, func() (bool, error) {
+		got, err := client.OperationsV1alpha2().ConfigUpdateJobs().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = got.Status
+		return len(last.NodeStatus) == 1 && (last.NodeStatus[0].Phase == opsv1.NodeTaskPhaseSuccessful || last.NodeStatus[0].Phase == opsv1.NodeTaskPhaseFailure), nil
+	}) {
+		j.dumpLog()
+		j.dumpUpgradeLog()
+		t.Fatalf("ConfigUpdateJob %s did not end within %s; status %s", name, cloudJobBound, jsonOf(last))
+	}
+	t.Logf("ConfigUpdateJob %s: ended\n%s", name, indent(jsonOf(last)))
+	if strings.Contains(jsonOf(last), j.token) {
+		t.Fatalf("ConfigUpdateJob %s: the status holds the join token", name)
+	}
+	return last.NodeStatus[0]
+}
+
+func (j *journey) wantConfigFlow(ns opsv1.ConfigUpdateJobNodeTaskStatus, want string, phase opsv1.NodeTaskPhase) {
+	j.t.Helper()
+	var flow []string
+	for _, a := range ns.ActionFlow {
+		flow = append(flow, string(a.Action)+"="+string(a.Status))
+	}
+	if strings.Join(flow, " ") != want || ns.Phase != phase {
+		j.dumpLog()
+		j.dumpUpgradeLog()
+		j.t.Fatalf("ConfigUpdateJob: node phase %s, actions %v; want %s, %s", ns.Phase, flow, phase, want)
+	}
+}
+
+func jsonOf(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
