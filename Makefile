@@ -249,20 +249,20 @@ e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUT
 bench:
 	cd staging/src/github.com/kubeedge/beehive && go test -run '^$$' -bench . -benchmem ./pkg/core/context/
 
-# The node benchmark: our edgecore against a reference edgecore built from
-# upstream's own main (edge/cmd/edgecore) in the same module graph and with
-# the same flags and build tags, on the loopback cloud of the e2e tests, run
-# alternately BENCH_RUNS times each. On Linux it measures start to Ready,
-# then memory and CPU BENCH_WINDOW after Ready with one pod; under Wine,
-# start to Ready and the processes the node started meanwhile (BENCH_LINUX=0
-# or BENCH_WINE=0 leaves a part out). It prints a Markdown table of medians
-# and ratios under a line with the date and the machine, kept in
-# $(BENCH_TABLE), keeps each node's log in $(OUT)/bench-node-logs, asserts
-# nothing and is not part of `make test`. Upstream's edgecore as released
-# is not a reference here: its module zip leaves out the beehive and api
-# modules its go.mod replaces with its own staging copies, so only
-# upstream's git tree builds it, and the build machine reaches the Go
-# module proxy only.
+# The node benchmark: our edgecore against two builds of upstream's own
+# main (edge/cmd/edgecore): the reference, built in our module graph (our
+# beehive, patched upstream) with the same flags and build tags, and
+# upstream's edgecore as upstream releases it, built from upstream's git
+# tag $(KUBEEDGE_VERSION) with upstream's own beehive and api (its
+# staging/) and its vendor/, with the same build tags so that the two
+# differ only in the module graph. All run on the loopback cloud of the
+# e2e tests, alternately BENCH_RUNS times each. On Linux it measures start
+# to Ready, then memory and CPU BENCH_WINDOW after Ready with one pod;
+# under Wine, start to Ready and the processes the node started meanwhile
+# (BENCH_LINUX=0 or BENCH_WINE=0 leaves a part out). It prints a Markdown
+# table of medians and ratios under a line with the date and the machine,
+# kept in $(BENCH_TABLE), keeps each node's log in $(OUT)/bench-node-logs,
+# asserts nothing and is not part of `make test`.
 REF := $(OUT)/reference
 REF_EXE := $(REF)/windows-amd64/edgecore.exe
 REF_BIN := $(REF)/linux-amd64/edgecore
@@ -278,13 +278,39 @@ $(REF_EXE): $(WORK) Makefile
 $(REF_BIN): $(WORK) Makefile
 	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -tags $(EDGECORE_TAGS) -o $@ $(REF_PKG)
 
-bench-node: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri $(REF_EXE) $(REF_BIN)
+# Upstream's git tree at its release tag: the module zip of
+# github.com/kubeedge/kubeedge leaves out the staging/ modules its go.mod
+# replaces, so only the git tree builds upstream's edgecore as released.
+# Taken from a local mirror when KUBEEDGE_GIT names one, else cloned from
+# GitHub (the tag only); either way the tag must be the commit pinned here
+# (update it with the KubeEdge version), and the build is offline from the
+# tree's vendor/ (see build/upstream-tree.sh).
+KUBEEDGE_GIT ?= $(firstword $(wildcard /work/.mirror/kubeedge+kubeedge/repo) https://github.com/kubeedge/kubeedge.git)
+UPSTREAM_TAG := $(KUBEEDGE_VERSION)
+UPSTREAM_TAG_COMMIT := 1a7ee88d3c61dc781cc9c9053066ab3d38519dd5
+UPSTREAM_RELEASE := $(OUT)/upstream-release
+UPSTREAM_TREE := $(UPSTREAM_RELEASE)/kubeedge-$(UPSTREAM_TAG)
+UPSTREAM_EXE := $(UPSTREAM_RELEASE)/windows-amd64/edgecore.exe
+UPSTREAM_BIN := $(UPSTREAM_RELEASE)/linux-amd64/edgecore
+$(UPSTREAM_TREE)/go.mod: build/upstream-tree.sh
+	build/upstream-tree.sh $(KUBEEDGE_GIT) $(UPSTREAM_TAG) $(UPSTREAM_TAG_COMMIT) $(UPSTREAM_TREE)
+
+# $(1): GOOS, $(2): its C compiler setting.
+upstream_build = cd $(UPSTREAM_TREE) && GOWORK=off CGO_ENABLED=1 GOOS=$(1) GOARCH=amd64 $(2) go build -mod=vendor \
+	-trimpath -buildvcs=false -tags $(EDGECORE_TAGS) -ldflags "$(LDFLAGS)" -o $(CURDIR)/$@ ./edge/cmd/edgecore
+$(UPSTREAM_EXE): $(UPSTREAM_TREE)/go.mod Makefile
+	$(call upstream_build,windows,CC=$(MINGW_CC))
+$(UPSTREAM_BIN): $(UPSTREAM_TREE)/go.mod Makefile
+	$(call upstream_build,linux,)
+
+bench-node: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri $(REF_EXE) $(REF_BIN) $(UPSTREAM_EXE) $(UPSTREAM_BIN)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(CURDIR)/$(E2E)/cloudcore \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
 	REF_EDGECORE_BIN=$(CURDIR)/$(REF_BIN) REF_EDGECORE_EXE=$(CURDIR)/$(REF_EXE) \
+	UPSTREAM_EDGECORE_BIN=$(CURDIR)/$(UPSTREAM_BIN) UPSTREAM_EDGECORE_EXE=$(CURDIR)/$(UPSTREAM_EXE) \
 	BENCH_RUNS=$(BENCH_RUNS) BENCH_WINDOW=$(BENCH_WINDOW) BENCH_LINUX=$(BENCH_LINUX) BENCH_WINE=$(BENCH_WINE) \
 	BENCH_OUT=$(CURDIR)/$(BENCH_TABLE) BENCH_LOGS=$(CURDIR)/$(OUT)/bench-node-logs \
 	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine) \
