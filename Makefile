@@ -4,8 +4,10 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-# This project's release version; bump it when cutting a release.
-VERSION ?= v0.1.0
+# This project's release version: the next minor for a new KubeEdge release
+# line. build/released-versions lists the versions released so far, and
+# build/package.sh refuses to package a listed version with other contents.
+VERSION ?= v0.2.0
 GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # The commit date rather than the clock, so that rebuilding a commit gives
 # the same binary.
@@ -19,6 +21,8 @@ KUBERNETES_VERSION := $(shell GOWORK=off go list -m -f '{{with .Replace}}{{.Vers
 OUT := _output
 WIN_EXE := $(OUT)/windows-amd64/edgecore.exe
 LINUX_BIN := $(OUT)/linux-amd64/edgecore
+PACKAGE := $(OUT)/edgecore-$(VERSION)-windows-amd64.zip
+RELEASED := build/released-versions
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 export WINEPREFIX ?= $(CURDIR)/$(OUT)/wine
 export WINEDEBUG ?= -all
@@ -54,7 +58,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e e2e-previous
+.PHONY: all workspace tools windows linux test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e
 
 all: windows linux
 
@@ -116,6 +120,7 @@ vet: $(WORK)
 	cd staging/src/github.com/kubeedge/beehive && GOOS=windows go vet ./...
 	build/check-layers.sh
 	go run ./build/checkfigures -makefile Makefile README.md $(FIGURE_DOCS)
+	go run ./build/checkrelease -list $(RELEASED)
 
 # That the linker still drops unused methods from edgecore.exe (about
 # 20 MB of it): a full link, so not part of vet.
@@ -175,25 +180,52 @@ $(CLEAN_PREFIX)/.prepared: build/wine/setup.sh build/wine/pdh.c build/wine/proce
 	WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) build/wine/setup.sh
 	touch $@
 
-# The upgrade scenario's two release zips: this code released again as
-# v0.2.0, stamped as built from the next KubeEdge patch release (cloudcore
-# sends a NodeUpgradeJob only to nodes older than the job's version), and a
-# v0.3.0, stamped one patch later, whose binary exits at once.
+# The upgrade scenario's two release zips: this code released again as the
+# next minor version after $(VERSION), stamped as built from the next
+# KubeEdge patch release (cloudcore sends a NodeUpgradeJob only to nodes
+# older than the job's version), and the minor after that, stamped one
+# patch later, whose binary exits at once. Both are above every release.
 bump_patch = $(shell echo $(1) | awk -F. -v n=$(2) '{ printf "%s.%s.%d", $$1, $$2, $$3 + n }')
+bump_minor = $(shell echo $(1) | awk -F. -v n=$(2) '{ printf "%s.%d.0", $$1, $$2 + n }')
+UPGRADE_GOOD_VERSION := $(call bump_minor,$(VERSION),1)
+UPGRADE_BAD_VERSION := $(call bump_minor,$(VERSION),2)
 UPGRADE_GOOD_KUBEEDGE := $(call bump_patch,$(KUBEEDGE_VERSION),1)
 UPGRADE_BAD_KUBEEDGE := $(call bump_patch,$(KUBEEDGE_VERSION),2)
 UPGRADE := $(OUT)/upgrade
-UPGRADE_GOOD := $(UPGRADE)/edgecore-v0.2.0-windows-amd64.zip
-UPGRADE_BAD := $(UPGRADE)/edgecore-v0.3.0-windows-amd64.zip
-$(UPGRADE)/v0.2.0/edgecore.exe: $(SOURCES) $(WORK) $(SYSO)
+UPGRADE_GOOD := $(UPGRADE)/edgecore-$(UPGRADE_GOOD_VERSION)-windows-amd64.zip
+UPGRADE_BAD := $(UPGRADE)/edgecore-$(UPGRADE_BAD_VERSION)-windows-amd64.zip
+$(UPGRADE)/$(UPGRADE_GOOD_VERSION)/edgecore.exe: $(SOURCES) $(WORK) $(SYSO)
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) go build -trimpath -buildvcs=false -tags $(EDGECORE_TAGS) \
-		-ldflags "$(call ldflags,v0.2.0,$(UPGRADE_GOOD_KUBEEDGE))" -o $@ ./cmd/edgecore
-$(UPGRADE)/v0.3.0/edgecore.exe: test/e2e/badrelease/main.go
+		-ldflags "$(call ldflags,$(UPGRADE_GOOD_VERSION),$(UPGRADE_GOOD_KUBEEDGE))" -o $@ ./cmd/edgecore
+$(UPGRADE)/$(UPGRADE_BAD_VERSION)/edgecore.exe: test/e2e/badrelease/main.go
 	GOOS=windows GOARCH=amd64 go build -trimpath -buildvcs=false -o $@ ./test/e2e/badrelease
-$(UPGRADE_GOOD): $(UPGRADE)/v0.2.0/edgecore.exe build/package.sh
-	KUBEEDGE_VERSION=$(UPGRADE_GOOD_KUBEEDGE) build/package.sh $< v0.2.0 $@
-$(UPGRADE_BAD): $(UPGRADE)/v0.3.0/edgecore.exe build/package.sh
-	KUBEEDGE_VERSION=$(UPGRADE_BAD_KUBEEDGE) build/package.sh $< v0.3.0 $@
+$(UPGRADE_GOOD): $(UPGRADE)/$(UPGRADE_GOOD_VERSION)/edgecore.exe build/package.sh $(RELEASED)
+	KUBEEDGE_VERSION=$(UPGRADE_GOOD_KUBEEDGE) build/package.sh $< $(UPGRADE_GOOD_VERSION) $@
+$(UPGRADE_BAD): $(UPGRADE)/$(UPGRADE_BAD_VERSION)/edgecore.exe build/package.sh $(RELEASED)
+	KUBEEDGE_VERSION=$(UPGRADE_BAD_KUBEEDGE) build/package.sh $< $(UPGRADE_BAD_VERSION) $@
+
+# The previous release of edgecore for Windows: the last one
+# build/released-versions lists before $(VERSION), built from its commit
+# by that commit's own Makefile in its own module graph (its go.mod's
+# modules come from the module proxy), stamped with its commit. The
+# binary depends on nothing but that commit, so it is kept outside
+# _output, keyed by version and commit, and a second run (or `make
+# clean`) does not build it again.
+released_field = $(shell awk -v cur=$(VERSION) '!/^[[:space:]]*(\#|$$)/ && $$1 != cur { f = $$$(1) } END { print f }' $(RELEASED))
+PREVIOUS_VERSION := $(call released_field,1)
+PREVIOUS_KUBEEDGE := $(call released_field,2)
+PREVIOUS_COMMIT := $(call released_field,3)
+RELEASE_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/edgecore-windows/releases
+PREVIOUS_EXE := $(RELEASE_CACHE)/$(PREVIOUS_VERSION)-$(PREVIOUS_COMMIT)/edgecore.exe
+$(PREVIOUS_EXE):
+	rm -rf $(OUT)/previous && mkdir -p $(OUT)/previous
+	git archive $(PREVIOUS_COMMIT) | tar -x -C $(OUT)/previous
+	cd $(OUT)/previous && GOWORK=off go mod download
+	$(MAKE) -C $(OUT)/previous windows VERSION=$(PREVIOUS_VERSION) GIT_COMMIT=$(PREVIOUS_COMMIT) \
+		BUILD_DATE=$$(git log -1 --format=%cI $(PREVIOUS_COMMIT))
+	mkdir -p $(@D)
+	cp $(OUT)/previous/_output/windows-amd64/edgecore.exe $@.tmp && mv $@.tmp $@
+	rm -rf $(OUT)/previous
 
 # E2E_RUN=<regexp> runs only the scenarios it matches.
 E2E_RUN ?=
@@ -205,8 +237,11 @@ E2E_CONTROLLER_MANAGER ?= $(CURDIR)/$(E2E)/controller-manager
 # What the e2e scenarios are told: the parts of the cloud, the edges and
 # the upgrade scenario's packages.
 E2E_ENV = JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
+	VERSION=$(VERSION) RELEASE_ZIP=$(CURDIR)/$(PACKAGE) \
 	UPGRADE_GOOD_ZIP=$(CURDIR)/$(UPGRADE_GOOD) UPGRADE_BAD_ZIP=$(CURDIR)/$(UPGRADE_BAD) \
+	UPGRADE_GOOD_VERSION=$(UPGRADE_GOOD_VERSION) UPGRADE_BAD_VERSION=$(UPGRADE_BAD_VERSION) \
 	KUBEEDGE_VERSION=$(KUBEEDGE_VERSION) UPGRADE_GOOD_KUBEEDGE=$(UPGRADE_GOOD_KUBEEDGE) UPGRADE_BAD_KUBEEDGE=$(UPGRADE_BAD_KUBEEDGE) \
+	PREVIOUS_EDGECORE_EXE=$(PREVIOUS_EXE) PREVIOUS_VERSION=$(PREVIOUS_VERSION) PREVIOUS_KUBEEDGE=$(PREVIOUS_KUBEEDGE) \
 	ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(E2E_CLOUDCORE) \
 	CONTROLLER_MANAGER_BIN=$(E2E_CONTROLLER_MANAGER) \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
@@ -214,54 +249,28 @@ E2E_ENV = JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) PRESHUTDOWN_EXE=$(CURDIR)/$(PRESHUTDOWN_EXE) \
 	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine)
 
-e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD)
+e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) $(PREVIOUS_EXE)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	$(E2E_ENV) go test -tags e2e -count=1 -v -timeout 45m $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/
-	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
-
-# The previous release of edgecore for Windows, built from KubeEdge
-# v1.20.0: this repository at the last commit before the move to v1.23.1,
-# built by that commit's own Makefile in its own module graph. Its build
-# is stamped with the commit, not with this checkout's.
-PREVIOUS_COMMIT := 047352bccd57
-PREVIOUS_VERSION := v0.1.0
-PREVIOUS_KUBEEDGE := v1.20.0
-PREVIOUS := $(OUT)/previous
-PREVIOUS_EXE := $(PREVIOUS)/_output/windows-amd64/edgecore.exe
-$(PREVIOUS_EXE):
-	rm -rf $(PREVIOUS) && mkdir -p $(PREVIOUS)
-	git archive $(PREVIOUS_COMMIT) | tar -x -C $(PREVIOUS)
-	cd $(PREVIOUS) && GOWORK=off go mod download
-	$(MAKE) -C $(PREVIOUS) windows VERSION=$(PREVIOUS_VERSION) GIT_COMMIT=$(PREVIOUS_COMMIT) \
-		BUILD_DATE=$$(git log -1 --format=%cI $(PREVIOUS_COMMIT))
-
-# A node of the previous release moved to this one with `upgrade
-# --package` and back with `rollback` (TestWindowsUpgradeFromPrevious).
-# Not part of `make test`: building the previous release in its own module
-# graph would add about 10 minutes to a cold CI run.
-e2e-previous: windows wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(UPGRADE_GOOD) $(PREVIOUS_EXE)
-	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
-	$(E2E_ENV) PREVIOUS_EDGECORE_EXE=$(CURDIR)/$(PREVIOUS_EXE) PREVIOUS_VERSION=$(PREVIOUS_VERSION) PREVIOUS_KUBEEDGE=$(PREVIOUS_KUBEEDGE) \
-	go test -tags e2e -count=1 -v -run '^TestWindowsUpgradeFromPrevious$$' -timeout 30m ./test/e2e/
 	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
 
 bench:
 	cd staging/src/github.com/kubeedge/beehive && go test -run '^$$' -bench . -benchmem ./pkg/core/context/
 
-# The node benchmark: our edgecore against a reference edgecore built from
-# upstream's own main (edge/cmd/edgecore) in the same module graph and with
-# the same flags and build tags, on the loopback cloud of the e2e tests, run
-# alternately BENCH_RUNS times each. On Linux it measures start to Ready,
-# then memory and CPU BENCH_WINDOW after Ready with one pod; under Wine,
-# start to Ready and the processes the node started meanwhile (BENCH_LINUX=0
-# or BENCH_WINE=0 leaves a part out). It prints a Markdown table of medians
-# and ratios under a line with the date and the machine, kept in
-# $(BENCH_TABLE), keeps each node's log in $(OUT)/bench-node-logs, asserts
-# nothing and is not part of `make test`. Upstream's edgecore as released
-# is not a reference here: its module zip leaves out the beehive and api
-# modules its go.mod replaces with its own staging copies, so only
-# upstream's git tree builds it, and the build machine reaches the Go
-# module proxy only.
+# The node benchmark: our edgecore against two builds of upstream's own
+# main (edge/cmd/edgecore): the reference, built in our module graph (our
+# beehive, patched upstream) with the same flags and build tags, and
+# upstream's edgecore as upstream releases it, built from upstream's git
+# tag $(KUBEEDGE_VERSION) with upstream's own beehive and api (its
+# staging/) and its vendor/, with the same build tags so that the two
+# differ only in the module graph. All run on the loopback cloud of the
+# e2e tests, alternately BENCH_RUNS times each. On Linux it measures start
+# to Ready, then memory and CPU BENCH_WINDOW after Ready with one pod;
+# under Wine, start to Ready and the processes the node started meanwhile
+# (BENCH_LINUX=0 or BENCH_WINE=0 leaves a part out). It prints a Markdown
+# table of medians and ratios under a line with the date and the machine,
+# kept in $(BENCH_TABLE), keeps each node's log in $(OUT)/bench-node-logs,
+# asserts nothing and is not part of `make test`.
 REF := $(OUT)/reference
 REF_EXE := $(REF)/windows-amd64/edgecore.exe
 REF_BIN := $(REF)/linux-amd64/edgecore
@@ -277,13 +286,39 @@ $(REF_EXE): $(WORK) Makefile
 $(REF_BIN): $(WORK) Makefile
 	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GOBUILD) -tags $(EDGECORE_TAGS) -o $@ $(REF_PKG)
 
-bench-node: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri $(REF_EXE) $(REF_BIN)
+# Upstream's git tree at its release tag: the module zip of
+# github.com/kubeedge/kubeedge leaves out the staging/ modules its go.mod
+# replaces, so only the git tree builds upstream's edgecore as released.
+# Taken from a local mirror when KUBEEDGE_GIT names one, else cloned from
+# GitHub (the tag only); either way the tag must be the commit pinned here
+# (update it with the KubeEdge version), and the build is offline from the
+# tree's vendor/ (see build/upstream-tree.sh).
+KUBEEDGE_GIT ?= $(firstword $(wildcard /work/.mirror/kubeedge+kubeedge/repo) https://github.com/kubeedge/kubeedge.git)
+UPSTREAM_TAG := $(KUBEEDGE_VERSION)
+UPSTREAM_TAG_COMMIT := 1a7ee88d3c61dc781cc9c9053066ab3d38519dd5
+UPSTREAM_RELEASE := $(OUT)/upstream-release
+UPSTREAM_TREE := $(UPSTREAM_RELEASE)/kubeedge-$(UPSTREAM_TAG)
+UPSTREAM_EXE := $(UPSTREAM_RELEASE)/windows-amd64/edgecore.exe
+UPSTREAM_BIN := $(UPSTREAM_RELEASE)/linux-amd64/edgecore
+$(UPSTREAM_TREE)/go.mod: build/upstream-tree.sh
+	build/upstream-tree.sh $(KUBEEDGE_GIT) $(UPSTREAM_TAG) $(UPSTREAM_TAG_COMMIT) $(UPSTREAM_TREE)
+
+# $(1): GOOS, $(2): its C compiler setting.
+upstream_build = cd $(UPSTREAM_TREE) && GOWORK=off CGO_ENABLED=1 GOOS=$(1) GOARCH=amd64 $(2) go build -mod=vendor \
+	-trimpath -buildvcs=false -tags $(EDGECORE_TAGS) -ldflags "$(LDFLAGS)" -o $(CURDIR)/$@ ./edge/cmd/edgecore
+$(UPSTREAM_EXE): $(UPSTREAM_TREE)/go.mod Makefile
+	$(call upstream_build,windows,CC=$(MINGW_CC))
+$(UPSTREAM_BIN): $(UPSTREAM_TREE)/go.mod Makefile
+	$(call upstream_build,linux,)
+
+bench-node: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri $(REF_EXE) $(REF_BIN) $(UPSTREAM_EXE) $(UPSTREAM_BIN)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(CURDIR)/$(E2E)/cloudcore \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
 	REF_EDGECORE_BIN=$(CURDIR)/$(REF_BIN) REF_EDGECORE_EXE=$(CURDIR)/$(REF_EXE) \
+	UPSTREAM_EDGECORE_BIN=$(CURDIR)/$(UPSTREAM_BIN) UPSTREAM_EDGECORE_EXE=$(CURDIR)/$(UPSTREAM_EXE) \
 	BENCH_RUNS=$(BENCH_RUNS) BENCH_WINDOW=$(BENCH_WINDOW) BENCH_LINUX=$(BENCH_LINUX) BENCH_WINE=$(BENCH_WINE) \
 	BENCH_OUT=$(CURDIR)/$(BENCH_TABLE) BENCH_LOGS=$(CURDIR)/$(OUT)/bench-node-logs \
 	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine) \
@@ -302,10 +337,9 @@ upstream-check:
 conformance: $(WORK)
 	build/conformance.sh
 
-PACKAGE := $(OUT)/edgecore-$(VERSION)-windows-amd64.zip
 
 package: $(PACKAGE)
-$(PACKAGE): $(WIN_EXE) LICENSE NOTICE README.md docs/quickstart.md build/package.sh build/sample/main.go
+$(PACKAGE): $(WIN_EXE) LICENSE NOTICE README.md docs/quickstart.md build/package.sh build/sample/main.go $(RELEASED)
 	build/package.sh $(WIN_EXE) $(VERSION) $@
 
 package-test: package

@@ -4,7 +4,8 @@
 #   text, LICENSE, NOTICE, the licenses of every Go module compiled into
 #   edgecore.exe (from the module cache), manifest.json (version, platform,
 #   KubeEdge version; KUBEEDGE_VERSION overrides the last), and SHA256SUMS
-#   over all of them.
+#   over all of them. Refuses (and removes the zip) when VERSION is already
+#   released with other contents (build/released-versions).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 exe=${1:?usage: build/package.sh EDGECORE_EXE VERSION OUTPUT_ZIP}
@@ -57,4 +58,7 @@ zip_abs=$(cd "$(dirname "$zip_out")" && pwd)/$(basename "$zip_out")
 # Fixed timestamps so that the same build gives the same zip.
 find "$dir" -exec touch -d "${SOURCE_DATE_EPOCH:+@$SOURCE_DATE_EPOCH}${SOURCE_DATE_EPOCH:-2000-01-01}" {} +
 (cd "$stage" && find "$(basename "$dir")" -type f | LC_ALL=C sort | zip -q -X -D "$zip_abs" -@)
+# A version is released once: a package of a version build/released-versions
+# lists must be that release's very zip, or there is no package.
+go run ./build/checkrelease -list build/released-versions -kubeedge "$kubeedge" "$version" "$zip_abs" || { rm -f "$zip_abs"; exit 1; }
 echo "$zip_out"

@@ -1,9 +1,10 @@
 //go:build e2e && benchnode
 
-// The node benchmark (`make bench-node`): our edgecore and a reference
-// edgecore built from upstream's own main in the same module graph, run in
-// turn (A B A B ...) against the loopback cloud of the end-to-end tests,
-// with the same configuration and the same fake runtime. It reports
+// The node benchmark (`make bench-node`): our edgecore, a reference
+// edgecore built from upstream's own main in the same module graph, and
+// upstream's edgecore built from its release tag with its own beehive, run
+// in turn (A B C A B C ...) against the loopback cloud of the end-to-end
+// tests, with the same configuration and the same fake runtime. It reports
 // figures; it asserts none.
 
 package e2e
@@ -29,9 +30,9 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 )
 
-// variant is one of the two binaries under comparison.
+// variant is one of the binaries under comparison.
 type variant struct {
-	name       string // "ours" or "reference"
+	name       string // "ours", "reference" or "upstream release"
 	linux, exe string // the Linux binary and the Windows one
 }
 
@@ -54,12 +55,13 @@ func TestBenchNode(t *testing.T) {
 	variants := []variant{
 		{"ours", mustEnv(t, "EDGECORE_BIN"), mustEnv(t, "EDGECORE_EXE")},
 		{"reference", mustEnv(t, "REF_EDGECORE_BIN"), mustEnv(t, "REF_EDGECORE_EXE")},
+		{"upstream release", mustEnv(t, "UPSTREAM_EDGECORE_BIN"), mustEnv(t, "UPSTREAM_EDGECORE_EXE")},
 	}
 
 	c := startCluster(t)
 	linux := map[string][]sample{}
 	windows := map[string][]sample{}
-	// A B A B: drift of the machine (other builds, caches) falls on both.
+	// A B C A B C: drift of the machine (other builds, caches) falls on all.
 	for i := 1; native && i <= runs; i++ {
 		for _, v := range variants {
 			t.Run(fmt.Sprintf("linux/%s/%d", v.name, i), func(t *testing.T) {
@@ -90,14 +92,14 @@ func TestBenchNode(t *testing.T) {
 // window, a pod is created at Ready and the process is measured when the
 // window ends; without one, the run ends at Ready.
 func benchRun(t *testing.T, c *cluster, goos string, v variant, i int, window time.Duration) sample {
-	name := fmt.Sprintf("bench-%s-%s-%d", goos, v.name, i)
+	name := fmt.Sprintf("bench-%s-%s-%d", goos, strings.ReplaceAll(v.name, " ", "-"), i)
 	e := newNamedEdge(t, c, goos, name)
 	relaxDiskEviction(t, e)
 	// Our edgecore wrote the configuration; both variants run with it.
 	e.bin = v.linux
 	if goos == "windows" {
 		e.bin = v.exe
-		if v.name == "reference" {
+		if v.name != "ours" {
 			consoleKubelet(t, e)
 		}
 	}
@@ -452,24 +454,44 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// benchTable renders the medians of both variants and their ratio.
+// benchTable renders the medians of each variant and the ratio of ours to
+// each of the others.
 func benchTable(vs []variant, linux, windows map[string][]sample, runs int, window time.Duration) string {
 	var b strings.Builder
 	host, _ := os.Hostname()
 	fmt.Fprintf(&b, "\nNode benchmark, %s, %s (%s, %d CPUs), median of %d runs each, run alternately\n\n",
 		time.Now().Format("2006-01-02"), host, cpuModel(), runtime.NumCPU(), runs)
-	fmt.Fprintf(&b, "| figure | ours | reference | ours/reference |\n|---|---|---|---|\n")
+	head, rule := "| figure |", "|---|"
+	for _, v := range vs {
+		head += " " + v.name + " |"
+		rule += "---|"
+	}
+	for _, v := range vs[1:] {
+		head += " ours/" + v.name + " |"
+		rule += "---|"
+	}
+	fmt.Fprintf(&b, "%s\n%s\n", head, rule)
 	row := func(label, unit string, f func(v variant) (float64, bool)) {
-		a, okA := f(vs[0])
-		r, okR := f(vs[1])
-		if !okA || !okR {
-			return
+		xs := make([]float64, len(vs))
+		for i, v := range vs {
+			x, ok := f(v)
+			if !ok {
+				return
+			}
+			xs[i] = x
 		}
-		ratio := "–"
-		if r != 0 {
-			ratio = fmt.Sprintf("%.2f", a/r)
+		line := "| " + label + " |"
+		for _, x := range xs {
+			line += " " + fmtUnit(x, unit) + " |"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", label, fmtUnit(a, unit), fmtUnit(r, unit), ratio)
+		for _, r := range xs[1:] {
+			ratio := "–"
+			if r != 0 {
+				ratio = fmt.Sprintf("%.2f", xs[0]/r)
+			}
+			line += " " + ratio + " |"
+		}
+		b.WriteString(line + "\n")
 	}
 	size := func(path string) (float64, bool) {
 		st, err := os.Stat(path)

@@ -29,9 +29,10 @@ const upgradeBound = 8 * time.Minute
 
 // TestWindowsUpgrade upgrades a joined Windows node in place with
 // `edgecore.exe upgrade --package`, the way an operator does on the host:
-// to the same code released again as v0.2.0, then to a v0.3.0 whose binary
-// fails at once (the node must come back on v0.2.0), then back to v0.1.0
-// with `edgecore.exe rollback`. After each, the node is Ready on the
+// to the same code released again as the next minor version
+// (UPGRADE_GOOD_VERSION, v0.3.0 for v0.2.0), then to the one after it
+// whose binary fails at once (the node must come back on the first), then
+// back to this build's VERSION with `edgecore.exe rollback`. After each, the node is Ready on the
 // version the result line names. Then the cloud does the same with
 // NodeUpgradeJobs (see upgradeFromCloud).
 func TestWindowsUpgrade(t *testing.T) {
@@ -46,6 +47,7 @@ func TestWindowsUpgrade(t *testing.T) {
 	j.node = j.joinedNode(j.run(j.args(joinCommand), 0).out)
 	eventually(t, readyBound, "node "+j.node+" Ready", c.nodeReady(j.node, time.Time{}))
 	base, goodKE, badKE := mustEnv(t, "KUBEEDGE_VERSION"), mustEnv(t, "UPGRADE_GOOD_KUBEEDGE"), mustEnv(t, "UPGRADE_BAD_KUBEEDGE")
+	version, goodV, badV := mustEnv(t, "VERSION"), mustEnv(t, "UPGRADE_GOOD_VERSION"), mustEnv(t, "UPGRADE_BAD_VERSION")
 	j.runsKubeEdge(base)
 
 	steps := []struct {
@@ -54,9 +56,9 @@ func TestWindowsUpgrade(t *testing.T) {
 		result   string
 		kubeedge string
 	}{
-		{[]string{"upgrade", "--package", winPath(good), "--timeout", "3m"}, 0, "result=success action=upgrade from=v0.1.0 to=v0.2.0", goodKE},
-		{[]string{"upgrade", "--package", winPath(bad), "--timeout", "2m"}, 2, "result=rolled-back action=upgrade from=v0.2.0 to=v0.3.0", goodKE},
-		{[]string{"rollback"}, 0, "result=success action=rollback from=v0.2.0 to=v0.1.0", base},
+		{[]string{"upgrade", "--package", winPath(good), "--timeout", "3m"}, 0, "result=success action=upgrade from=" + version + " to=" + goodV, goodKE},
+		{[]string{"upgrade", "--package", winPath(bad), "--timeout", "2m"}, 2, "result=rolled-back action=upgrade from=" + goodV + " to=" + badV, goodKE},
+		{[]string{"rollback"}, 0, "result=success action=rollback from=" + goodV + " to=" + version, base},
 	}
 	for _, s := range steps {
 		begin := time.Now()
@@ -70,7 +72,7 @@ func TestWindowsUpgrade(t *testing.T) {
 		j.runsKubeEdge(s.kubeedge)
 		t.Logf("%s: %s in %s, node Ready on KubeEdge %s", s.args[0], s.result, fmtDur(r.duration), s.kubeedge)
 	}
-	j.upgradeFromCloud(good, bad, goodKE, badKE)
+	j.upgradeFromCloud(good, bad, goodV, goodKE, badKE)
 }
 
 // upgradeFromCloud drives the node's upgrade from the cloud the way the
@@ -84,7 +86,7 @@ func TestWindowsUpgrade(t *testing.T) {
 // serves by default. The first job carries the package's digest; the
 // second none, so the node takes it from the SHA256SUMS beside the
 // packages.
-func (j *journey) upgradeFromCloud(good, bad, goodKE, badKE string) {
+func (j *journey) upgradeFromCloud(good, bad, goodV, goodKE, badKE string) {
 	t := j.t
 	repo := t.TempDir()
 	sums, digest := "", ""
@@ -180,7 +182,7 @@ func (j *journey) upgradeFromCloud(good, bad, goodKE, badKE string) {
 		if ns.CurrentVersion != jb.kubeedge {
 			t.Errorf("NodeUpgradeJob %s: currentVersion %q (historicVersion %q), want %s, the KubeEdge version the node runs", jb.name, ns.CurrentVersion, ns.HistoricVersion, jb.kubeedge)
 		}
-		if len(jb.actions) == 5 && !strings.Contains(ns.ActionFlow[3].Reason, "rolled back to v0.2.0") {
+		if len(jb.actions) == 5 && !strings.Contains(ns.ActionFlow[3].Reason, "rolled back to "+goodV) {
 			t.Fatalf("NodeUpgradeJob %s: the Upgrade action's reason %q does not say the node was rolled back", jb.name, ns.ActionFlow[3].Reason)
 		}
 		eventually(t, readyBound, "node Ready after "+jb.name, j.c.nodeReady(j.node, begin))
