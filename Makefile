@@ -54,7 +54,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e e2e-previous
+.PHONY: all workspace tools windows linux runtime test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e e2e-previous
 
 all: windows linux
 
@@ -294,14 +294,31 @@ upstream-check:
 conformance: $(WORK)
 	build/conformance.sh
 
+# The container runtime the release bundles, pinned: containerd with ctr,
+# the runhcs shim and the Windows CNI plugins, each built from the Go module
+# proxy by build/runtime.sh with this Go, CGO_ENABLED=0, in a module of its
+# own (not this project's go.mod), and kept per version under
+# $(RUNTIME_OUT): a rebuild with the same versions costs nothing.
+CONTAINERD_VERSION := v2.1.4
+HCSSHIM_VERSION := v0.13.0
+CNI_PLUGINS_VERSION := v1.10.0
+RUNTIME_OUT := $(OUT)/runtime
+RUNTIME_ENV := CONTAINERD_VERSION=$(CONTAINERD_VERSION) HCSSHIM_VERSION=$(HCSSHIM_VERSION) CNI_PLUGINS_VERSION=$(CNI_PLUGINS_VERSION)
+RUNTIME_STAMP := $(RUNTIME_OUT)/.built-$(CONTAINERD_VERSION)-$(HCSSHIM_VERSION)-$(CNI_PLUGINS_VERSION)
+
+runtime: $(RUNTIME_STAMP)
+$(RUNTIME_STAMP): build/runtime.sh
+	$(RUNTIME_ENV) build/runtime.sh $(RUNTIME_OUT)
+	touch $@
+
 PACKAGE := $(OUT)/edgecore-$(VERSION)-windows-amd64.zip
 
 package: $(PACKAGE)
-$(PACKAGE): $(WIN_EXE) LICENSE NOTICE README.md build/package.sh build/sample/main.go
-	build/package.sh $(WIN_EXE) $(VERSION) $@
+$(PACKAGE): $(WIN_EXE) $(RUNTIME_STAMP) LICENSE NOTICE README.md build/package.sh build/sample/main.go
+	RUNTIME_DIR=$(RUNTIME_OUT) $(RUNTIME_ENV) build/package.sh $(WIN_EXE) $(VERSION) $@
 
 package-test: package
-	PACKAGE_ZIP=$(CURDIR)/$(PACKAGE) VERSION=$(VERSION) go test -tags package -count=1 -v ./test/package/
+	PACKAGE_ZIP=$(CURDIR)/$(PACKAGE) VERSION=$(VERSION) $(RUNTIME_ENV) go test -tags package -count=1 -v ./test/package/
 
 clean:
 	rm -rf $(OUT) $(SYSO)
