@@ -122,6 +122,23 @@ check-deadcode: $(WORK)
 wine-setup:
 	build/wine/setup.sh
 
+# The container runtime the release bundles, pinned: containerd with ctr,
+# the runhcs shim and the Windows CNI plugins, each built from the Go module
+# proxy by build/runtime.sh with this Go, CGO_ENABLED=0, in a module of its
+# own (not this project's go.mod), and kept per version under
+# $(RUNTIME_OUT): a rebuild with the same versions costs nothing.
+CONTAINERD_VERSION := v2.1.4
+HCSSHIM_VERSION := v0.13.0
+CNI_PLUGINS_VERSION := v1.10.0
+RUNTIME_OUT := $(OUT)/runtime
+RUNTIME_ENV := CONTAINERD_VERSION=$(CONTAINERD_VERSION) HCSSHIM_VERSION=$(HCSSHIM_VERSION) CNI_PLUGINS_VERSION=$(CNI_PLUGINS_VERSION)
+RUNTIME_STAMP := $(RUNTIME_OUT)/.built-$(CONTAINERD_VERSION)-$(HCSSHIM_VERSION)-$(CNI_PLUGINS_VERSION)
+
+runtime: $(RUNTIME_STAMP)
+$(RUNTIME_STAMP): build/runtime.sh
+	$(RUNTIME_ENV) build/runtime.sh $(RUNTIME_OUT)
+	touch $@
+
 # The Wine tests (build/wine/test.sh): test/wine drives edgecore.exe from
 # Linux; every package with Windows-only tests (windows/..., test/winservice,
 # found by comparing go list for both OSes) is cross-compiled into a test
@@ -139,8 +156,8 @@ DMICLIENT_EXE := $(OUT)/windows-amd64/dmiclient.exe
 $(DMICLIENT_EXE): test/wine/dmiclient/main.go go.mod go.sum $(WORK)
 	GOOS=windows go build -trimpath -buildvcs=false -o $@ ./test/wine/dmiclient
 
-wine-test: windows wine-setup $(FAKECRI_EXE) $(DMICLIENT_EXE)
-	RESULTS=$(CURDIR)/$(WINE_RESULTS) TAGS=$(EDGECORE_TAGS) \
+wine-test: windows wine-setup $(FAKECRI_EXE) $(DMICLIENT_EXE) $(RUNTIME_STAMP)
+	RESULTS=$(CURDIR)/$(WINE_RESULTS) TAGS=$(EDGECORE_TAGS) RUNTIME_DIR=$(CURDIR)/$(RUNTIME_OUT) $(RUNTIME_ENV) \
 	KUBEEDGE_VERSION=$(KUBEEDGE_VERSION) KUBERNETES_VERSION=$(KUBERNETES_VERSION) \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
 	DMICLIENT_EXE=$(CURDIR)/$(DMICLIENT_EXE) build/wine/test.sh
@@ -293,23 +310,6 @@ upstream-check:
 
 conformance: $(WORK)
 	build/conformance.sh
-
-# The container runtime the release bundles, pinned: containerd with ctr,
-# the runhcs shim and the Windows CNI plugins, each built from the Go module
-# proxy by build/runtime.sh with this Go, CGO_ENABLED=0, in a module of its
-# own (not this project's go.mod), and kept per version under
-# $(RUNTIME_OUT): a rebuild with the same versions costs nothing.
-CONTAINERD_VERSION := v2.1.4
-HCSSHIM_VERSION := v0.13.0
-CNI_PLUGINS_VERSION := v1.10.0
-RUNTIME_OUT := $(OUT)/runtime
-RUNTIME_ENV := CONTAINERD_VERSION=$(CONTAINERD_VERSION) HCSSHIM_VERSION=$(HCSSHIM_VERSION) CNI_PLUGINS_VERSION=$(CNI_PLUGINS_VERSION)
-RUNTIME_STAMP := $(RUNTIME_OUT)/.built-$(CONTAINERD_VERSION)-$(HCSSHIM_VERSION)-$(CNI_PLUGINS_VERSION)
-
-runtime: $(RUNTIME_STAMP)
-$(RUNTIME_STAMP): build/runtime.sh
-	$(RUNTIME_ENV) build/runtime.sh $(RUNTIME_OUT)
-	touch $@
 
 PACKAGE := $(OUT)/edgecore-$(VERSION)-windows-amd64.zip
 

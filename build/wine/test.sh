@@ -24,6 +24,15 @@ go build -o "$wintest" ./build/wine/wintest || exit 1
 # every account may change.
 installed="$WINEPREFIX/drive_c/Program Files/edgecore"
 mkdir -p "$installed" && chmod 755 "$installed" && install -m 755 "$EDGECORE_EXE" "$installed/edgecore.exe" || exit 1
+# The container runtime beside it, laid out as the release zip has it
+# (build/package.sh), for internal/runtimeinstall's Wine test.
+if [ -n "${RUNTIME_DIR:-}" ]; then
+  rm -rf "$installed/runtime" && mkdir -p "$installed/runtime/containerd" "$installed/runtime/cni" || exit 1
+  cp "$RUNTIME_DIR/containerd-$CONTAINERD_VERSION"/*.exe "$RUNTIME_DIR/hcsshim-$HCSSHIM_VERSION"/*.exe "$installed/runtime/containerd/" || exit 1
+  cp "$RUNTIME_DIR/cni-plugins-$CNI_PLUGINS_VERSION"/*.exe "$installed/runtime/cni/" || exit 1
+  printf '{"containerd": "%s", "hcsshim": "%s", "cni-plugins": "%s"}\n' \
+    "$CONTAINERD_VERSION" "$HCSSHIM_VERSION" "$CNI_PLUGINS_VERSION" > "$installed/runtime/manifest.json"
+fi
 
 # One Wine server for the whole run, kept up between commands: a server
 # left to end by itself a few seconds after the last program can be ending
