@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -63,13 +64,13 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 		t.Skipf("this host has a containerd service already (%v): the test would not install the bundled one", err)
 	}
 	// Not t.TempDir: os.RemoveAll's walk fails under Wine ("Invalid
-	// function"); what is left in the temporary folder is logged.
+	// function"); join.RemoveTree is the walk that works there.
 	tmp, err := os.MkdirTemp("", "bundle-test-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := os.RemoveAll(tmp); err != nil {
+		if err := join.RemoveTree(join.OSFS{}, config.Windows, tmp); err != nil {
 			t.Logf("left %s: %v", tmp, err)
 		}
 	})
