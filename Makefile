@@ -58,7 +58,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e
+.PHONY: all workspace tools windows linux runtime test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e
 
 all: windows linux
 
@@ -130,6 +130,23 @@ check-deadcode: $(WORK)
 wine-setup:
 	build/wine/setup.sh
 
+# The container runtime the release bundles, pinned: containerd with ctr,
+# the runhcs shim and the Windows CNI plugins, each built from the Go module
+# proxy by build/runtime.sh with this Go, CGO_ENABLED=0, in a module of its
+# own (not this project's go.mod), and kept per version under
+# $(RUNTIME_OUT): a rebuild with the same versions costs nothing.
+CONTAINERD_VERSION := v2.1.4
+HCSSHIM_VERSION := v0.13.0
+CNI_PLUGINS_VERSION := v1.10.0
+RUNTIME_OUT := $(OUT)/runtime
+RUNTIME_ENV := CONTAINERD_VERSION=$(CONTAINERD_VERSION) HCSSHIM_VERSION=$(HCSSHIM_VERSION) CNI_PLUGINS_VERSION=$(CNI_PLUGINS_VERSION)
+RUNTIME_STAMP := $(RUNTIME_OUT)/.built-$(CONTAINERD_VERSION)-$(HCSSHIM_VERSION)-$(CNI_PLUGINS_VERSION)
+
+runtime: $(RUNTIME_STAMP)
+$(RUNTIME_STAMP): build/runtime.sh
+	$(RUNTIME_ENV) build/runtime.sh $(RUNTIME_OUT)
+	touch $@
+
 # The Wine tests (build/wine/test.sh): test/wine drives edgecore.exe from
 # Linux; every package with Windows-only tests (windows/..., test/winservice,
 # found by comparing go list for both OSes) is cross-compiled into a test
@@ -147,8 +164,8 @@ DMICLIENT_EXE := $(OUT)/windows-amd64/dmiclient.exe
 $(DMICLIENT_EXE): test/wine/dmiclient/main.go go.mod go.sum $(WORK)
 	GOOS=windows go build -trimpath -buildvcs=false -o $@ ./test/wine/dmiclient
 
-wine-test: windows wine-setup $(FAKECRI_EXE) $(DMICLIENT_EXE)
-	RESULTS=$(CURDIR)/$(WINE_RESULTS) TAGS=$(EDGECORE_TAGS) \
+wine-test: windows wine-setup $(FAKECRI_EXE) $(DMICLIENT_EXE) $(RUNTIME_STAMP)
+	RESULTS=$(CURDIR)/$(WINE_RESULTS) TAGS=$(EDGECORE_TAGS) RUNTIME_DIR=$(CURDIR)/$(RUNTIME_OUT) $(RUNTIME_ENV) \
 	KUBEEDGE_VERSION=$(KUBEEDGE_VERSION) KUBERNETES_VERSION=$(KUBERNETES_VERSION) \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
 	DMICLIENT_EXE=$(CURDIR)/$(DMICLIENT_EXE) build/wine/test.sh
@@ -339,11 +356,11 @@ conformance: $(WORK)
 
 
 package: $(PACKAGE)
-$(PACKAGE): $(WIN_EXE) LICENSE NOTICE README.md docs/quickstart.md build/package.sh build/sample/main.go $(RELEASED)
-	build/package.sh $(WIN_EXE) $(VERSION) $@
+$(PACKAGE): $(WIN_EXE) $(RUNTIME_STAMP) LICENSE NOTICE README.md docs/quickstart.md build/package.sh build/sample/main.go $(RELEASED)
+	RUNTIME_DIR=$(RUNTIME_OUT) $(RUNTIME_ENV) build/package.sh $(WIN_EXE) $(VERSION) $@
 
 package-test: package
-	PACKAGE_ZIP=$(CURDIR)/$(PACKAGE) VERSION=$(VERSION) go test -tags package -count=1 -v ./test/package/
+	PACKAGE_ZIP=$(CURDIR)/$(PACKAGE) VERSION=$(VERSION) $(RUNTIME_ENV) go test -tags package -count=1 -v ./test/package/
 
 clean:
 	rm -rf $(OUT) $(SYSO)

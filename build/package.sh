@@ -6,6 +6,12 @@
 #   KubeEdge version; KUBEEDGE_VERSION overrides the last), and SHA256SUMS
 #   over all of them. Refuses (and removes the zip) when VERSION is already
 #   released with other contents (build/released-versions).
+# With RUNTIME_DIR (build/runtime.sh's output) and CONTAINERD_VERSION,
+# HCSSHIM_VERSION and CNI_PLUGINS_VERSION, also the container runtime that
+# `join` installs on a host without one: runtime/containerd (containerd,
+# ctr, the runhcs shim), runtime/cni (win-bridge, win-overlay, host-local),
+# runtime/manifest.json with their versions, and the license of every Go
+# module compiled into them under licenses/runtime.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 exe=${1:?usage: build/package.sh EDGECORE_EXE VERSION OUTPUT_ZIP}
@@ -25,6 +31,24 @@ sed -n '/<!-- quickstart -->/,/<!-- \/quickstart -->/p' docs/quickstart.md | sed
 [ -s "$dir/QUICKSTART.txt" ] || { echo "docs/quickstart.md has no quick start between <!-- quickstart --> markers" >&2; exit 1; }
 cp LICENSE NOTICE "$dir/"
 
+# module_dir PATH VERSION: the module's folder in the module cache, whose
+# folder names escape upper-case letters as !lower-case.
+module_dir() {
+  local esc; esc=$(printf '%s' "$1" | sed -E 's/([A-Z])/!\L\1/g')
+  printf '%s/%s@%s' "$(go env GOMODCACHE)" "$esc" "$2"
+}
+# copy_license DIR MODPATH MODVER MODDIR: the module's license (and NOTICE,
+# which Apache-2.0 asks to travel with the code) into DIR.
+copy_license() {
+  local to=$1 modpath=$2 modver=$3 moddir=$4 lic notice name
+  lic=$(find "$moddir" -maxdepth 1 -type f \( -iname 'LICENSE*' -o -iname 'LICENCE*' -o -iname 'COPYING*' \) | sort | head -1)
+  [ -n "$lic" ] || { echo "no license file in $modpath $modver" >&2; exit 1; }
+  name=$(echo "$modpath" | tr '/' '_')
+  cp "$lic" "$to/$name.txt"
+  notice=$(find "$moddir" -maxdepth 1 -type f -iname 'NOTICE*' | sort | head -1)
+  if [ -n "$notice" ]; then cp "$notice" "$to/$name.NOTICE.txt"; fi
+}
+
 # One license file per module in the binary, as the build recorded them.
 go version -m "$exe" | awk '$1 == "dep" { print $2, $3 } $1 == "=>" { print "=>", $2, $3 }' |
 while read -r path ver; do
@@ -32,14 +56,38 @@ while read -r path ver; do
   modpath=$path modver=$ver
   moddir=$(go list -m -f '{{if .Replace}}{{.Replace.Dir}}{{else}}{{.Dir}}{{end}}' "$modpath" 2>/dev/null || true)
   [ -n "$moddir" ] && [ -d "$moddir" ] || { echo "no source for $modpath $modver in the module cache" >&2; exit 1; }
-  lic=$(find "$moddir" -maxdepth 1 -type f \( -iname 'LICENSE*' -o -iname 'LICENCE*' -o -iname 'COPYING*' \) | sort | head -1)
-  [ -n "$lic" ] || { echo "no license file in $modpath $modver" >&2; exit 1; }
-  name=$(echo "$modpath" | tr '/' '_')
-  cp "$lic" "$dir/licenses/$name.txt"
-  # Apache-2.0 asks for NOTICE files to travel with the code.
-  notice=$(find "$moddir" -maxdepth 1 -type f -iname 'NOTICE*' | sort | head -1)
-  if [ -n "$notice" ]; then cp "$notice" "$dir/licenses/$name.NOTICE.txt"; fi
+  copy_license "$dir/licenses" "$modpath" "$modver" "$moddir"
 done
+
+if [ -n "${RUNTIME_DIR:-}" ]; then
+  : "${CONTAINERD_VERSION:?}" "${HCSSHIM_VERSION:?}" "${CNI_PLUGINS_VERSION:?}"
+  rt="$dir/runtime"
+  mkdir -p "$rt/containerd" "$rt/cni" "$dir/licenses/runtime"
+  for f in containerd-$CONTAINERD_VERSION/containerd.exe containerd-$CONTAINERD_VERSION/ctr.exe \
+           hcsshim-$HCSSHIM_VERSION/containerd-shim-runhcs-v1.exe; do
+    cp "$RUNTIME_DIR/$f" "$rt/containerd/"
+  done
+  for f in win-bridge win-overlay host-local; do
+    cp "$RUNTIME_DIR/cni-plugins-$CNI_PLUGINS_VERSION/$f.exe" "$rt/cni/"
+  done
+  # The runtime's own modules and every one compiled into it, each once
+  # (the programs share many, at versions whose licenses agree), from the
+  # module cache the build filled (a replacement, go version -m's "=>",
+  # is licensed too).
+  for exe in "$rt"/containerd/*.exe "$rt"/cni/*.exe; do
+    go version -m "$exe" | awk '$1 == "mod" || $1 == "dep" || $1 == "=>" { print $2, $3 }'
+  done | awk '!seen[$1]++' | while read -r modpath modver; do
+    moddir=$(module_dir "$modpath" "$modver")
+    [ -d "$moddir" ] || { echo "no source for $modpath $modver in the module cache: run build/runtime.sh" >&2; exit 1; }
+    copy_license "$dir/licenses/runtime" "$modpath" "$modver" "$moddir"
+  done
+  # The runtime's versions, for join's output and the record it keeps:
+  # beside the programs rather than in manifest.json, which earlier
+  # releases' upgrade reads strictly and would refuse with a field it does
+  # not know.
+  printf '{\n  "containerd": "%s",\n  "hcsshim": "%s",\n  "cni-plugins": "%s"\n}\n' \
+    "$CONTAINERD_VERSION" "$HCSSHIM_VERSION" "$CNI_PLUGINS_VERSION" > "$rt/manifest.json"
+fi
 
 # What the package is, for `edgecore.exe upgrade` and the NodeUpgradeJob
 # executor, which read it rather than trust the zip's name: the platform

@@ -24,6 +24,9 @@ go build -o "$wintest" ./build/wine/wintest || exit 1
 # every account may change.
 installed="$WINEPREFIX/drive_c/Program Files/edgecore"
 mkdir -p "$installed" && chmod 755 "$installed" && install -m 755 "$EDGECORE_EXE" "$installed/edgecore.exe" || exit 1
+# No bundled runtime beside it while test/wine runs: its joins use the
+# host's (fake) runtime, as on a host without the release's runtime folder.
+rm -rf "$installed/runtime" || exit 1
 
 # One Wine server for the whole run, kept up between commands: a server
 # left to end by itself a few seconds after the last program can be ending
@@ -40,12 +43,23 @@ wine64 wineboot </dev/null >/dev/null 2>&1 || exit 1
 EDGECORE_EXE="$installed/edgecore.exe" \
   go test -tags wine -count=1 -json ./test/wine/ | "$wintest" json -results "$RESULTS" -label test/wine
 
+# The container runtime beside edgecore.exe, laid out as the release zip
+# has it (build/package.sh), for internal/runtimeinstall's Wine test only.
+if [ -n "${RUNTIME_DIR:-}" ]; then
+  rm -rf "$installed/runtime" && mkdir -p "$installed/runtime/containerd" "$installed/runtime/cni" || exit 1
+  cp "$RUNTIME_DIR/containerd-$CONTAINERD_VERSION"/*.exe "$RUNTIME_DIR/hcsshim-$HCSSHIM_VERSION"/*.exe "$installed/runtime/containerd/" || exit 1
+  cp "$RUNTIME_DIR/cni-plugins-$CNI_PLUGINS_VERSION"/*.exe "$installed/runtime/cni/" || exit 1
+  printf '{"containerd": "%s", "hcsshim": "%s", "cni-plugins": "%s"}\n' \
+    "$CONTAINERD_VERSION" "$HCSSHIM_VERSION" "$CNI_PLUGINS_VERSION" > "$installed/runtime/manifest.json"
+fi
+
 # The Windows binaries take Windows paths. EDGECORE_SERVICE_TEST lets
 # windows/service install its test services: the prefix is the project's
 # own.
 EDGECORE_EXE='C:\Program Files\edgecore\edgecore.exe' EDGECORE_SERVICE_TEST=1 \
   "$wintest" windows -results "$RESULTS" -tags "$TAGS" -run build/wine/run.sh
 
+rm -rf "$installed/runtime"
 # End the server and Wine's own services, so that nothing outlives the run.
 wineserver -k 2>/dev/null || true
 "$wintest" summary -results "$RESULTS"

@@ -14,6 +14,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 )
 
 // newJoinCommand joins this host to a KubeEdge cloud in one command, with
@@ -62,6 +63,7 @@ func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 // hostSystem is what join and reset act on: this host's files, services
 // and ACLs.
 func hostSystem(host config.Host) join.System {
+	acls := protect.HostACLs()
 	return join.System{
 		FS:       join.OSFS{},
 		Reach:    config.DialReach(reachTimeout),
@@ -75,8 +77,9 @@ func hostSystem(host config.Host) join.System {
 			return c, err
 		},
 		RemoveToken: config.RemoveToken,
-		Protect:     protect.HostACLs(),
+		Protect:     acls,
 		Services:    join.WindowsServices{},
 		Clock:       clock.Real{},
+		Runtime:     runtimeinstall.OSHost(join.WindowsServices{}, acls),
 	}
 }

@@ -16,7 +16,9 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -386,6 +388,9 @@ type world struct {
 	// modify it.
 	clientEdition bool
 	removeTok     []string
+	// criUp is a container runtime answering without a containerd
+	// service.
+	criUp bool
 }
 
 func newWorld(t *testing.T) *world {
@@ -404,6 +409,12 @@ func newWorld(t *testing.T) *world {
 var tokenLine = regexp.MustCompile(`(?m)^(\s*token:).*$`)
 
 func (w *world) system() System {
+	s := w.system0()
+	s.Runtime = w.runtimeHost()
+	return s
+}
+
+func (w *world) system0() System {
 	return System{
 		FS: w.fs,
 		Reach: func(addr string) error {
@@ -482,6 +493,51 @@ func (w *world) system() System {
 		},
 		Services: w.services,
 		Clock:    w.clock,
+	}
+}
+
+// runtimeHost is the bundled runtime's view of the same host: its files
+// in the fake file system, the same services, and a CRI that answers once
+// the containerd service runs (or always, with criUp).
+func (w *world) runtimeHost() runtimeinstall.Host {
+	sys := w.system0()
+	return runtimeinstall.Host{
+		Exists:  sys.Protect.Exists,
+		Protect: sys.Protect,
+		CopyNew: func(src, dst string) error {
+			data, err := w.fs.ReadFile(src)
+			if err != nil {
+				return err
+			}
+			if w.fs.has(dst) {
+				return fmt.Errorf("%s exists", dst)
+			}
+			w.fs.write(dst, string(data))
+			return nil
+		},
+		WriteNew: func(p string, data []byte) error {
+			if w.fs.has(p) {
+				return fmt.Errorf("%s exists", p)
+			}
+			if !w.fs.has(ospath.Dir(config.Windows, p)) {
+				return notExist("open", p)
+			}
+			w.fs.write(p, string(data))
+			return nil
+		},
+		Remove:   w.fs.Remove,
+		ReadFile: w.fs.ReadFile,
+		Services: w.services,
+		CRI: func(ctx context.Context, endpoint string) (hostprobe.CRIStatus, error) {
+			w.services.mu.Lock()
+			up := w.criUp || w.services.running[runtimeinstall.ServiceName]
+			w.services.mu.Unlock()
+			if !up {
+				return hostprobe.CRIStatus{}, fmt.Errorf("cannot connect: open %s: the system cannot find the file specified", endpoint)
+			}
+			return hostprobe.CRIStatus{RuntimeName: "containerd", RuntimeVersion: "v2.1.4", RuntimeAPIVersion: "v1"}, nil
+		},
+		Clock: w.clock,
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -53,6 +54,9 @@ type Options struct {
 	ServiceName string
 	// DryRun prints the plan and changes nothing.
 	DryRun bool
+	// Runtime is --runtime: whether the container runtime the release
+	// bundles is installed (runtimeinstall.ChoiceAuto when empty).
+	Runtime string
 }
 
 // Flag names that errors point at.
@@ -108,6 +112,8 @@ type Join struct {
 	installed   bool
 	newFiles    []string
 	logOffset   int64
+	// rt installs the bundled container runtime, or says why not.
+	rt *runtimeinstall.Installer
 	// panicBefore is the panic log as it was before the service started
 	// (nil if there was none), so that only what this attempt wrote to it
 	// is read.
@@ -121,13 +127,18 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 	if err != nil {
 		return err
 	}
+	if err := j.decideRuntime(ctx); err != nil {
+		return err
+	}
 	p := j.Plan()
 	if o.DryRun {
 		fmt.Fprintf(out, "Dry run: %s join would do the following; nothing is changed.\n", config.ExecutableName(j.goos))
+		fmt.Fprintf(out, "Container runtime: %s.\n", j.rt.Reason())
 		p.Print(out)
 		return nil
 	}
 	fmt.Fprintf(out, "Joining node %s to cloudcore at %s\n", j.NodeName(), j.hubAddr)
+	fmt.Fprintf(out, "Container runtime: %s.\n", j.rt.Reason())
 	if err := p.Run(ctx, out); err != nil {
 		return err
 	}
@@ -148,6 +159,9 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 func New(o Options, sys System) (*Join, error) {
 	if o.ServiceName == "" {
 		o.ServiceName = service.DefaultName
+	}
+	if o.Runtime == "" {
+		o.Runtime = runtimeinstall.ChoiceAuto
 	}
 	c, rewrites, err := o.generate()
 	if err == nil {
@@ -259,7 +273,7 @@ func (j *Join) directories() []string {
 func (j *Join) Plan() steps.Plan {
 	hub := j.cfg.Modules.EdgeHub
 	cmdline, _ := j.svc.CommandLine() // checked in New
-	return steps.Plan{Verb: "join", Steps: []steps.Step{
+	list := []steps.Step{
 		{
 			Name: stepValidate,
 			Description: fmt.Sprintf("node %s; check that cloudcore answers at %s (hub) and %s (certificates)%s",
@@ -299,6 +313,13 @@ func (j *Join) Plan() steps.Plan {
 			Do:          j.writeConfig,
 			Undo:        j.removeConfig,
 		},
+	}
+	// The runtime first, so that edgecore's service depends on
+	// containerd's and finds its CRI answering.
+	if j.rt != nil {
+		list = append(list, j.rt.Steps()...)
+	}
+	list = append(list, []steps.Step{
 		{
 			Name: stepService,
 			Description: fmt.Sprintf("install the service %q (automatic start, restarted after a failure, a host shutdown waits up to %v for it) running %s, and start it",
@@ -312,7 +333,30 @@ func (j *Join) Plan() steps.Plan {
 				j.o.Timeout, hub.TLSCertFile, hub.TLSPrivateKeyFile, j.o.ConfigFile, j.o.LogFile),
 			Do: j.wait,
 		},
-	}}
+	}...)
+	return steps.Plan{Verb: "join", Steps: list}
+}
+
+// decideRuntime works out, reading the host only, whether join installs
+// the container runtime the release bundles beside edgecore.exe (package
+// runtimeinstall); a refusal is reported as the failure of join's first
+// step.
+func (j *Join) decideRuntime(ctx context.Context) error {
+	l := config.NewLayout(j.o.Host)
+	rt, err := runtimeinstall.Decide(ctx, runtimeinstall.Options{
+		Layout:       l,
+		ReleaseDir:   ospath.Dir(j.goos, j.o.Executable),
+		Choice:       j.o.Runtime,
+		Endpoint:     j.cfg.Modules.Edged.TailoredKubeletConfig.ContainerRuntimeEndpoint,
+		SandboxImage: j.cfg.Modules.Edged.PodSandboxImage,
+		Timeout:      runtimeinstall.DefaultCRITimeout,
+		Versions:     runtimeinstall.BundleVersions(j.sys.Runtime, j.goos, ospath.Dir(j.goos, j.o.Executable)),
+	}, j.sys.Runtime)
+	if err != nil {
+		return &steps.StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err, Fix: steps.Fix(err)}
+	}
+	j.rt = rt
+	return nil
 }
 
 func (j *Join) validate(_ context.Context, out io.Writer) error {

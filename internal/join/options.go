@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
@@ -27,6 +28,7 @@ func NewOptions(host config.Host) *Options {
 		ConfigFile: config.NewLayout(host).ConfigFile,
 		Timeout:    DefaultTimeout,
 		Host:       host,
+		Runtime:    runtimeinstall.ChoiceAuto,
 	}
 }
 
@@ -39,6 +41,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file to write, under "+config.NewLayout(o.Host).KubeEdgeDir+"; the service runs with it")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the node certificates and the hub connection")
 	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print the steps join would take and change nothing")
+	fs.StringVar(&o.Runtime, "runtime", o.Runtime, "Container runtime: auto installs the containerd this release bundles when the host has none, "+
+		"bundled installs it and refuses a host with a containerd service, host never installs it")
 }
 
 // Complete fills in what the flags do not say: the settings split at their
@@ -90,6 +94,12 @@ func (o Options) generate() (*v1alpha2.EdgeCoreConfig, []config.Rewrite, error) 
 	case !ospath.Within(goos, kubeedge, o.ConfigFile) || ospath.Same(goos, kubeedge, o.ConfigFile):
 		errs = append(errs, field.Invalid(flag(flagConfig), o.ConfigFile,
 			"keep the configuration under "+kubeedge+", which join restricts to SYSTEM and Administrators: it holds the join token until the certificates are issued"))
+	}
+	if o.Runtime != "" {
+		if err := runtimeinstall.ValidChoice(o.Runtime); err != nil {
+			errs = append(errs, field.NotSupported(flag(runtimeinstall.FlagRuntime), o.Runtime,
+				[]string{runtimeinstall.ChoiceAuto, runtimeinstall.ChoiceBundled, runtimeinstall.ChoiceHost}))
+		}
 	}
 	_, setErrs := ParseSettings(o.Set)
 	errs = append(errs, setErrs...)

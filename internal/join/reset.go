@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -307,15 +308,18 @@ func (r *reset) plan() steps.Plan {
 			Description: fmt.Sprintf("stop the service %q, wait until it has stopped, and delete it", r.o.ServiceName),
 			Do:          r.removeService,
 		},
+	}
+	list = append(list, r.runtimeSteps()...)
+	list = append(list,
 		r.configStep(),
-		{
+		steps.Step{
 			Name:        "remove the certificates",
 			Description: r.describe(r.certFiles()),
 			Do: func(_ context.Context, out io.Writer) error {
 				return r.removeFiles(out, r.certFiles())
 			},
 		},
-	}
+	)
 	if !r.o.KeepData {
 		list = append(list, steps.Step{
 			Name:        "remove the database",
@@ -366,6 +370,39 @@ func (r *reset) plan() steps.Plan {
 		},
 	)
 	return steps.Plan{Verb: "reset", Steps: list}
+}
+
+// runtimeSteps remove the container runtime join installed from the
+// release, as its record lists it, after edgecore's service, which depends
+// on it; none when join installed none. A record that cannot be read is
+// reported and nothing of containerd is touched.
+func (r *reset) runtimeSteps() []steps.Step {
+	rec, ok, err := runtimeinstall.ReadRecord(r.sys.Runtime, r.layout)
+	if err != nil {
+		return []steps.Step{{
+			Name:        "keep the container runtime",
+			Description: fmt.Sprintf("keep containerd: %v", err),
+			Do: func(_ context.Context, out io.Writer) error {
+				fmt.Fprintf(out, "kept containerd: %v\n", err)
+				return nil
+			},
+		}}
+	}
+	if !ok {
+		return nil
+	}
+	what := strings.Join(rec.Files, ", ")
+	if rec.Service != "" {
+		what = fmt.Sprintf("the service %q, %s", rec.Service, what)
+	}
+	return []steps.Step{{
+		Name: "remove the container runtime join installed",
+		Description: fmt.Sprintf("stop and delete %s, and the folders join created where empty (containerd's images and state under C:\\ProgramData\\containerd stay)",
+			what),
+		Do: func(_ context.Context, out io.Writer) error {
+			return steps.WithFix(runtimeinstall.Remove(out, r.sys.Runtime, r.layout, rec), fixResetAgain)
+		},
+	}}
 }
 
 func (r *reset) removeService(_ context.Context, out io.Writer) error {

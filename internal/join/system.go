@@ -6,6 +6,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -32,6 +33,9 @@ type System struct {
 	Protect  protect.Host
 	Services Services
 	Clock    clock.Clock
+	// Runtime is what installing the bundled container runtime does to
+	// the host and learns from it; its Services are the ones above.
+	Runtime runtimeinstall.Host
 }
 
 // Services controls Windows services. Errors wrap the service package's

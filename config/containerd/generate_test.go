@@ -1,0 +1,51 @@
+package containerd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+func TestGenerateIsReadBackWithTheCNIDirectoriesAndSandbox(t *testing.T) {
+	want := Dirs{BinDir: `C:\Program Files\containerd\cni\bin`, ConfDir: `C:\Program Files\containerd\cni\conf`}
+	data, err := Generate(BundledConfig{CNI: want, SandboxImage: "registry.k8s.io/pause:3.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Read(data)
+	if err != nil {
+		t.Fatalf("the generated file does not read back: %v\n%s", err, data)
+	}
+	if s.Version != Version2x || s.ConfDir != want.ConfDir || len(s.BinDirs) != 1 || s.BinDirs[0] != want.BinDir || s.BinKey != KeyBinDirs {
+		t.Errorf("read back %+v, want version 3 with %+v in bin_dirs and conf_dir", s, want)
+	}
+	// cni-config run afterwards finds nothing to change.
+	_, changes, err := Edit(data, EditOptions{GOOS: "windows", Want: want, Default: want, Runtime: Runtime{Major: 2, Minor: 1, Patch: 4}})
+	if err != nil || len(changes) != 0 {
+		t.Errorf("cni-config would edit the generated file: %v %v", changes, err)
+	}
+	var doc struct {
+		Plugins map[string]struct {
+			PinnedImages struct{ Sandbox string } `toml:"pinned_images"`
+		}
+	}
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Plugins["io.containerd.cri.v1.images"].PinnedImages.Sandbox; got != "registry.k8s.io/pause:3.9" {
+		t.Errorf("sandbox image %q in\n%s", got, data)
+	}
+}
+
+func TestGenerateRefusesWhatTOMLCannotHold(t *testing.T) {
+	for _, c := range []BundledConfig{
+		{CNI: Dirs{BinDir: `C:\it's`, ConfDir: `C:\c`}, SandboxImage: "p"},
+		{CNI: Dirs{BinDir: `C:\b`, ConfDir: `C:\c`}, SandboxImage: ""},
+		{CNI: Dirs{BinDir: `C:\b`, ConfDir: "C:\\c\n"}, SandboxImage: "p"},
+	} {
+		if _, err := Generate(c); err == nil || !strings.Contains(err.Error(), "containerd configuration") {
+			t.Errorf("Generate(%+v) = %v, want a refusal naming the field", c, err)
+		}
+	}
+}
