@@ -27,13 +27,18 @@ func Load(path string, host Host) (*v1alpha2.EdgeCoreConfig, []Rewrite, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read config file %s: %w", path, err)
 	}
+	return load(raw, host, "config file "+path)
+}
+
+// load is Load of the file's contents raw; what names them in errors.
+func load(raw []byte, host Host, what string) (*v1alpha2.EdgeCoreConfig, []Rewrite, error) {
 	c, err := Parse(raw, host)
 	if err != nil {
-		return nil, nil, fmt.Errorf("config file %s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	rewrites := Normalize(c, host.GOOS)
 	if errs := validateAll(c, host.GOOS); len(errs) > 0 {
-		return nil, nil, &InvalidError{What: "config file " + path, Errs: errs}
+		return nil, nil, &InvalidError{What: what, Errs: errs}
 	}
 	return c, rewrites, nil
 }

@@ -76,7 +76,9 @@ const (
 	numJoinSteps  = 8
 	fixElevated   = `open PowerShell with "Run as administrator" and run the same command there`
 	fixResetFirst = "remove the earlier installation with `edgecore.exe reset` (add --keep-data to keep the database), " +
-		"or remove only the service with `edgecore.exe service uninstall`; then run join again"
+		"or remove only the service with `edgecore.exe service uninstall`; then run join again. " +
+		"A node that upstream's keadm joined is taken over instead, keeping its name, certificates, database and pods: " +
+		"`edgecore.exe takeover --dry-run`, then `edgecore.exe takeover`"
 )
 
 // kubeEdgeDir holds the configuration, the node's key and certificates.
@@ -362,14 +364,14 @@ func (j *Join) tunnelStep() string {
 }
 
 func (j *Join) checkElevated(_ context.Context, out io.Writer) error {
-	return checkElevated(j.sys, "join", out)
+	return CheckElevated(j.sys.Elevated, "join", out)
 }
 
-// checkElevated fails unless the process runs as an elevated
-// Administrator: installing and removing services and writing under
-// C:\etc and C:\var need it.
-func checkElevated(sys System, verb string, out io.Writer) error {
-	ok, err := sys.Elevated()
+// CheckElevated fails unless elevated says the process runs as an
+// elevated Administrator: installing and removing services and writing
+// under C:\etc and C:\var need it. verb names the command in the fix.
+func CheckElevated(elevated func() (bool, error), verb string, out io.Writer) error {
+	ok, err := elevated()
 	if err != nil {
 		return steps.WithFix(fmt.Errorf("cannot tell whether this process runs as Administrator: %w", err),
 			"run "+verb+" on the Windows host, and there "+fixElevated)
