@@ -15,13 +15,11 @@ import (
 // keadm) and that this build takes over: the service's own binary is
 // replaced by Binary, its configuration by Config, as one upgrade.
 type Adoption struct {
-	// Installed is what the service runs now. Its Version may be ""
-	// (upstream's edgecore has no `version` command this build reads); the
-	// backup is then named FromLabel and the time.
+	// Installed is what the service runs now.
 	Installed Installed
-	// FromLabel names the installed version in the journal and the
-	// backup, e.g. "keadm": upstream's binary says no version of this
-	// release line.
+	// FromLabel names the installation in the journal, the result and
+	// the backup (with the time), e.g. "keadm": upstream's binary says no
+	// version of this release line.
 	FromLabel string
 	// Binary is the edgecore.exe that replaces Installed.Executable: the
 	// running takeover command's own. Config is the configuration it runs
@@ -69,13 +67,10 @@ func Adopt(ctx context.Context, out io.Writer, e Env, a Adoption) (Result, error
 	fmt.Fprintf(steps.Indented(out), "staged %s and the configuration it runs with, %s\n", bin, cfg)
 
 	j := newJournal(e, KindUpgrade, in, a.Timeout)
-	j.From = in.Version
-	name := in.Version
-	if in.Version == "" {
-		j.From = a.FromLabel
-		name = a.FromLabel + "-" + e.Clock.Now().UTC().Format("20060102T150405Z")
-	}
-	j.To, j.Backup = e.Version, e.Paths.Backup(name)
+	// Named by the installer, never by a version of this release line:
+	// the backup must not be mistaken for (or overwrite) a release's.
+	j.From = a.FromLabel
+	j.To, j.Backup = e.Version, e.Paths.Backup(a.FromLabel+"-"+e.Clock.Now().UTC().Format("20060102T150405Z"))
 	j.Staged, j.StagedSHA256 = bin, binSum
 	j.StagedConfig, j.StagedConfigSHA256 = cfg, cfgSum
 	return Execute(ctx, out, e, j)
