@@ -110,6 +110,11 @@ func TestFlagNamesAndDefaults(t *testing.T) {
 		"edgecore.exe service install": {
 			{"config", "", "string", `C:\etc\kubeedge\config\edgecore.yaml`},
 		},
+		"edgecore.exe takeover": {
+			{"dry-run", "", "bool", "false"},
+			{"service", "", "string", "edgecore"},
+			{"timeout", "", "duration", "3m0s"},
+		},
 		"edgecore.exe upgrade": {
 			{"allow-downgrade", "", "bool", "false"},
 			{"journal", "", "string", ""},
