@@ -151,8 +151,9 @@ type Takeover struct {
 	certs            []string
 	protected        []protect.Target
 
-	// What the steps did, for their undo.
+	// What the steps did, for their undo, and the replacement's result.
 	lineSet bool
+	result  *upgrade.Result
 }
 
 // FromLabel names upstream's installation in the journal and the backup.
@@ -396,7 +397,7 @@ func (t *Takeover) replace(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	r.Action = KindTakeover
-	fmt.Fprintln(out, r.Line())
+	t.result = &r
 	if r.Status != upgrade.StatusSuccess {
 		return &ResultError{Result: r}
 	}
@@ -427,7 +428,15 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 		return nil
 	}
 	fmt.Fprintf(out, "Taking node %s over from keadm's installation\n", t.NodeName())
-	if err := p.Run(ctx, out); err != nil {
+	err = p.Run(ctx, out)
+	// The result line comes last and unindented, as upgrade's does, for
+	// automation; a refusal before the replacement has none.
+	defer func() {
+		if t.result != nil {
+			fmt.Fprintln(out, t.result.Line())
+		}
+	}()
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Node %s runs this build as the service %q, with its certificates, database and containers.\n", t.NodeName(), o.ServiceName)

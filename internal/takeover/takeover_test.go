@@ -164,6 +164,15 @@ func (w *world) run(t *testing.T, dry bool) (string, error) {
 
 const ourLine = `"C:\usr\local\bin\edgecore.exe" --config C:\etc\kubeedge\config\edgecore.yaml`
 
+// lastLine checks the result line automation reads: last, unindented.
+func lastLine(t *testing.T, out, prefix string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, prefix) {
+		t.Errorf("last line %q, want it to start with %q", last, prefix)
+	}
+}
+
 func wantIn(t *testing.T, out string, parts ...string) {
 	t.Helper()
 	for _, p := range parts {
@@ -215,7 +224,8 @@ func TestTakeoverRunsEveryStep(t *testing.T) {
 	if !strings.Contains(cfg, "windowsService: false") || strings.Contains(cfg, secret) || !strings.Contains(cfg, "hostnameOverride: win-edge-1") {
 		t.Errorf("the configuration written:\n%s", cfg)
 	}
-	wantIn(t, out, "result=success action=takeover from=keadm to=v0.2.0", "Node win-edge-1 runs this build", "edgecore.exe rollback")
+	wantIn(t, out, "Node win-edge-1 runs this build", "edgecore.exe rollback")
+	lastLine(t, out, "result=success action=takeover from=keadm to=v0.2.0")
 }
 
 func TestTakeoverPutsTheServiceBackWhenTheNodeIsNotReady(t *testing.T) {
@@ -236,7 +246,8 @@ func TestTakeoverPutsTheServiceBackWhenTheNodeIsNotReady(t *testing.T) {
 	if w.st.CommandLine != keadmLine || w.st.State != service.Running {
 		t.Errorf("service left as %+v", w.st)
 	}
-	wantIn(t, out, "result=rolled-back action=takeover", "did not report Ready", "the service \"edgecore\" runs "+keadmLine+" again")
+	lastLine(t, out, "result=rolled-back action=takeover from=keadm to=v0.2.0 reason=")
+	wantIn(t, out, "did not report Ready", "the service \"edgecore\" runs "+keadmLine+" again")
 }
 
 func TestTakeoverRefusesBeforeChangingAnything(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
-	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 // Adoption is an edgecore service that another installer set up (upstream's
@@ -64,7 +63,7 @@ func Adopt(ctx context.Context, out io.Writer, e Env, a Adoption) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	fmt.Fprintf(steps.Indented(out), "staged %s and the configuration it runs with, %s\n", bin, cfg)
+	fmt.Fprintf(out, "staged %s and the configuration it runs with, %s\n", bin, cfg)
 
 	j := newJournal(e, KindUpgrade, in, a.Timeout)
 	// Named by the installer, never by a version of this release line:
