@@ -289,7 +289,7 @@ func (j *Join) Plan() steps.Plan {
 		},
 		{
 			Name:        stepACL,
-			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in them, before any secret is written", strings.Join(j.restrictedDirs(), " and ")),
+			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in them, before any secret is written", strings.Join(protect.Restricted(j.protected), " and ")),
 			Do:          j.restrict,
 			// No undo: the directories hold only kubeedge's files, so a
 			// tighter ACL is harmless, and if join created them, undoing
@@ -497,28 +497,9 @@ func (j *Join) removeConfig(out io.Writer) error {
 	return nil
 }
 
-// restrictedDirs are the directories join restricts to SYSTEM and
-// Administrators, as protect describes them: C:\etc\kubeedge
-// (configuration, key, certificates, backups), the database's, the
-// kubelet's root with its secret volumes, pod logs and edgecore's logs.
-func (j *Join) restrictedDirs() []string {
-	var dirs []string
-	for _, t := range j.protected {
-		if t.Restrict {
-			dirs = append(dirs, t.Path)
-		}
-	}
-	return dirs
-}
-
 func (j *Join) restrict(_ context.Context, out io.Writer) error {
-	// Every one, drifted or not: join created most of them, and a file
-	// copied in before may carry an ACE of its own.
-	repairs, err := protect.Enforce(j.protected, j.sys.Protect, true)
-	for _, r := range repairs {
-		fmt.Fprintln(out, r)
-	}
-	return err
+	// Every one, drifted or not: join created most of them.
+	return protect.EnforceAll(j.protected, j.sys.Protect, out)
 }
 
 // serviceFiles are the files the service creates while it joins: the

@@ -278,7 +278,7 @@ func (t *Takeover) Plan() steps.Plan {
 		{
 			Name: stepACL,
 			Description: fmt.Sprintf("refuse if another account than SYSTEM and Administrators owns a folder of the node or may change %s; then allow only SYSTEM and Administrators into %s, as join does (kept if the takeover is undone: keadm's edgecore runs as SYSTEM)",
-				in.Executable, strings.Join(t.restricted(), " and ")),
+				in.Executable, strings.Join(protect.Restricted(t.protected), " and ")),
 			Do: t.restrict,
 		},
 		{
@@ -312,16 +312,6 @@ func (t *Takeover) changes() string {
 	return strings.Join(s, " and ")
 }
 
-func (t *Takeover) restricted() []string {
-	var dirs []string
-	for _, p := range t.protected {
-		if p.Restrict {
-			dirs = append(dirs, p.Path)
-		}
-	}
-	return dirs
-}
-
 func (t *Takeover) read(_ context.Context, out io.Writer) error {
 	version := t.in.Version
 	if version == "" {
@@ -340,11 +330,7 @@ func (t *Takeover) read(_ context.Context, out io.Writer) error {
 
 func (t *Takeover) restrict(_ context.Context, out io.Writer) error {
 	// Enforce audits first and changes nothing when it refuses one.
-	repairs, err := protect.Enforce(t.protected, t.sys.Protect, true)
-	for _, r := range repairs {
-		fmt.Fprintln(out, r)
-	}
-	return err
+	return protect.EnforceAll(t.protected, t.sys.Protect, out)
 }
 
 func (t *Takeover) setLine(_ context.Context, out io.Writer) error {
