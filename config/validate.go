@@ -54,7 +54,8 @@ func Validate(c *v1alpha2.EdgeCoreConfig, goos string) field.ErrorList {
 	if e.WindowsService {
 		errs = append(errs, field.Invalid(edged.Child("windowsService"), true,
 			"would make the embedded kubelet try to install itself as a service; edgecore is the service "+
-				"(`edgecore.exe service install`): set windowsService: false"))
+				"(`edgecore.exe service install`): set windowsService: false; for a node upstream's keadm joined, "+
+				"`edgecore.exe takeover` does that and moves its service to this build"))
 	}
 	if img := e.PodSandboxImage; isLinuxOnlyImage(img) {
 		errs = append(errs, field.Invalid(edged.Child("podSandboxImage"), img,

@@ -114,6 +114,11 @@ func TestFlagNamesAndDefaults(t *testing.T) {
 			{"job", "", "string", ""},
 			{"timeout", "", "duration", "30s"},
 		},
+		"edgecore.exe takeover": {
+			{"dry-run", "", "bool", "false"},
+			{"service", "", "string", "edgecore"},
+			{"timeout", "", "duration", "3m0s"},
+		},
 		"edgecore.exe upgrade": {
 			{"allow-downgrade", "", "bool", "false"},
 			{"journal", "", "string", ""},

@@ -80,7 +80,9 @@ const (
 	numJoinSteps  = 8
 	fixElevated   = `open PowerShell with "Run as administrator" and run the same command there`
 	fixResetFirst = "remove the earlier installation with `edgecore.exe reset` (add --keep-data to keep the database), " +
-		"or remove only the service with `edgecore.exe service uninstall`; then run join again"
+		"or remove only the service with `edgecore.exe service uninstall`; then run join again. " +
+		"A node that upstream's keadm joined is taken over instead, keeping its name, certificates, database and pods: " +
+		"`edgecore.exe takeover --dry-run`, then `edgecore.exe takeover`"
 )
 
 // kubeEdgeDir holds the configuration, the node's key and certificates.
@@ -301,7 +303,7 @@ func (j *Join) Plan() steps.Plan {
 		},
 		{
 			Name:        stepACL,
-			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in them, before any secret is written", strings.Join(j.restrictedDirs(), " and ")),
+			Description: fmt.Sprintf("allow only SYSTEM and Administrators into %s and everything in them, before any secret is written", strings.Join(protect.Restricted(j.protected), " and ")),
 			Do:          j.restrict,
 			// No undo: the directories hold only kubeedge's files, so a
 			// tighter ACL is harmless, and if join created them, undoing
@@ -406,14 +408,14 @@ func (j *Join) tunnelStep() string {
 }
 
 func (j *Join) checkElevated(_ context.Context, out io.Writer) error {
-	return checkElevated(j.sys, "join", out)
+	return CheckElevated(j.sys.Elevated, "join", out)
 }
 
-// checkElevated fails unless the process runs as an elevated
-// Administrator: installing and removing services and writing under
-// C:\etc and C:\var need it.
-func checkElevated(sys System, verb string, out io.Writer) error {
-	ok, err := sys.Elevated()
+// CheckElevated fails unless elevated says the process runs as an
+// elevated Administrator: installing and removing services and writing
+// under C:\etc and C:\var need it. verb names the command in the fix.
+func CheckElevated(elevated func() (bool, error), verb string, out io.Writer) error {
+	ok, err := elevated()
 	if err != nil {
 		return steps.WithFix(fmt.Errorf("cannot tell whether this process runs as Administrator: %w", err),
 			"run "+verb+" on the Windows host, and there "+fixElevated)
@@ -539,28 +541,9 @@ func (j *Join) removeConfig(out io.Writer) error {
 	return nil
 }
 
-// restrictedDirs are the directories join restricts to SYSTEM and
-// Administrators, as protect describes them: C:\etc\kubeedge
-// (configuration, key, certificates, backups), the database's, the
-// kubelet's root with its secret volumes, pod logs and edgecore's logs.
-func (j *Join) restrictedDirs() []string {
-	var dirs []string
-	for _, t := range j.protected {
-		if t.Restrict {
-			dirs = append(dirs, t.Path)
-		}
-	}
-	return dirs
-}
-
 func (j *Join) restrict(_ context.Context, out io.Writer) error {
-	// Every one, drifted or not: join created most of them, and a file
-	// copied in before may carry an ACE of its own.
-	repairs, err := protect.Enforce(j.protected, j.sys.Protect, true)
-	for _, r := range repairs {
-		fmt.Fprintln(out, r)
-	}
-	return err
+	// Every one, drifted or not: join created most of them.
+	return protect.EnforceAll(j.protected, j.sys.Protect, out)
 }
 
 // serviceFiles are the files the service creates while it joins: the

@@ -300,7 +300,7 @@ func (r *reset) plan() steps.Plan {
 			Name:        stepElevated,
 			Description: "require a process started with \"Run as administrator\"",
 			Do: func(_ context.Context, out io.Writer) error {
-				return checkElevated(r.sys, "reset", out)
+				return CheckElevated(r.sys.Elevated, "reset", out)
 			},
 		},
 		{

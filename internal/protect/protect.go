@@ -40,6 +40,7 @@ package protect
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -480,6 +481,31 @@ func Enforce(targets []Target, h Host, always bool) ([]Repair, error) {
 		repairs = append(repairs, r)
 	}
 	return repairs, nil
+}
+
+// Restricted are the paths of the targets restricted to SYSTEM and
+// Administrators: C:\etc\kubeedge (configuration, key, certificates,
+// backups), the database's, the kubelet's root with its secret volumes,
+// pod logs and edgecore's logs.
+func Restricted(targets []Target) []string {
+	var dirs []string
+	for _, t := range targets {
+		if t.Restrict {
+			dirs = append(dirs, t.Path)
+		}
+	}
+	return dirs
+}
+
+// EnforceAll is Enforce restricting every restricted directory, drifted
+// or not (join and takeover: a file copied in before may carry an ACE of
+// its own), printing each repair to out.
+func EnforceAll(targets []Target, h Host, out io.Writer) error {
+	repairs, err := Enforce(targets, h, true)
+	for _, r := range repairs {
+		fmt.Fprintln(out, r)
+	}
+	return err
 }
 
 // HostACLs are this host's ACLs, trusting the account running this

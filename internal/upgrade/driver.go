@@ -168,7 +168,11 @@ func (d *driver) upgrade(ctx context.Context) Result {
 		return d.abort(err.Error())
 	}
 
-	steps.Title(d.out, 3, upgradeSteps, fmt.Sprintf("replace %s with %s", j.Executable, j.To))
+	title := fmt.Sprintf("replace %s with %s", j.Executable, j.To)
+	if j.StagedConfig != "" {
+		title += ", and " + j.ConfigFile + " with its configuration"
+	}
+	steps.Title(d.out, 3, upgradeSteps, title)
 	if err := d.phase(PhaseSwap); err != nil {
 		return d.rollback(err.Error())
 	}
@@ -176,6 +180,9 @@ func (d *driver) upgrade(ctx context.Context) Result {
 		return d.rollback(err.Error())
 	}
 	d.printf("%s is now %s\n", j.Executable, j.To)
+	if err := d.placeConfig(); err != nil {
+		return d.rollback(err.Error())
+	}
 
 	if err := d.startAndGate(ctx, 4, upgradeSteps); err != nil {
 		return d.rollback(err.Error())

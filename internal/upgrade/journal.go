@@ -93,6 +93,12 @@ type Journal struct {
 	// checked again right before it replaces the old one.
 	Staged       string `json:"staged,omitempty"`
 	StagedSHA256 string `json:"stagedSHA256,omitempty"`
+	// StagedConfig, when set, is the configuration the new binary runs
+	// with (a takeover's, see Adopt), put in place with the binary and
+	// checked against StagedConfigSHA256 first; the backup's copy of the
+	// old configuration goes back on a rollback.
+	StagedConfig       string `json:"stagedConfig,omitempty"`
+	StagedConfigSHA256 string `json:"stagedConfigSHA256,omitempty"`
 	// Old is where the running binary was renamed to when it could not be
 	// replaced in place.
 	Old string `json:"old,omitempty"`
@@ -225,6 +231,9 @@ func checkJournalPaths(e Env, j *Journal) error {
 		return err
 	}
 	if err := within("staged", j.Staged, false, e.Paths.StateDir); err != nil {
+		return err
+	}
+	if err := within("stagedConfig", j.StagedConfig, false, e.Paths.StateDir); err != nil {
 		return err
 	}
 	exe, configFile, err := serviceFiles(e)

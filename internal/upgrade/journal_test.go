@@ -34,6 +34,7 @@ func TestAJournalNamingPathsOutsideTheNodeIsRefused(t *testing.T) {
 		{"a standby image elsewhere", func(_ *host, j *Journal) { j.Image = outside }, "image", outside},
 		{"a staged binary elsewhere", func(_ *host, j *Journal) { j.Staged = outside }, "staged", outside},
 		{"a staged binary in the backups", func(_ *host, j *Journal) { j.Staged = `C:\etc\kubeedge\backup\v0.1.0\edgecore.exe` }, "staged", `C:\etc\kubeedge\backup\v0.1.0\edgecore.exe`},
+		{"a takeover's configuration elsewhere", func(_ *host, j *Journal) { j.StagedConfig = outside }, "stagedConfig", outside},
 		{"an executable elsewhere", func(_ *host, j *Journal) { j.Executable = outside }, "executable", outside},
 		{"an executable in the upgrade directory", func(_ *host, j *Journal) { j.Executable = `C:\etc\kubeedge\upgrade\edgecore.exe` }, "executable", `C:\etc\kubeedge\upgrade\edgecore.exe`},
 		{"a renamed binary elsewhere", func(_ *host, j *Journal) { j.Old = outside + ".old" }, "old", outside + ".old"},

@@ -1,0 +1,92 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+	yamlv3 "gopkg.in/yaml.v3"
+)
+
+// Adoption is a configuration upstream's keadm wrote, as this build takes
+// it over: the file with only what this build needs changed, the
+// configuration it loads as, and the changes.
+type Adoption struct {
+	// Data is the file to write: the original text with only the Changes
+	// made (comments, order and every other value kept).
+	Data []byte
+	// Config is Data as edgecore loads it (defaults, Normalize,
+	// validation).
+	Config *v1alpha2.EdgeCoreConfig
+	// Changes are the values changed in the file; Rewrites those that
+	// Normalize changes each time the file is loaded, which need no edit.
+	Changes  []Rewrite
+	Rewrites []Rewrite
+}
+
+// Adopt takes over the configuration raw that upstream's keadm wrote for
+// a Windows node (v1.21 to v1.23), for host. Only what this build refuses
+// is changed in the file:
+//
+//   - modules.edged.windowsService: keadm v1.23 writes true, which makes
+//     upstream's embedded kubelet run as the service; here edgecore is the
+//     service and Validate refuses it.
+//   - modules.edgeHub.token: keadm leaves the join token in the file after
+//     the certificates were issued ("for backward compatibility"); join
+//     blanks it once they exist (RemoveToken), and so does this.
+//
+// The result must then load as edgecore will load it: every other problem
+// is returned with the field and the fix, for the operator to correct in
+// the file.
+func Adopt(raw []byte, host Host) (*Adoption, error) {
+	text, err := DecodeText(raw)
+	if err != nil {
+		return nil, err
+	}
+	var doc yamlv3.Node
+	if err := yamlv3.Unmarshal(text, &doc); err != nil {
+		return nil, err
+	}
+	if lookup(&doc, "modules") == nil {
+		return nil, errors.New("the file has no modules section: it is not an edgecore configuration")
+	}
+	a := &Adoption{}
+	// The values are replaced in the text where the parser found them,
+	// rather than the document encoded again: that would re-indent every
+	// list of a file keadm wrote.
+	lines := strings.Split(string(text), "\n")
+	set := func(n *yamlv3.Node, field, from, to string) error {
+		if n.Kind != yamlv3.ScalarNode || n.Line < 1 || n.Line > len(lines) || n.Column < 1 || n.Column > len(lines[n.Line-1])+1 ||
+			n.Style&(yamlv3.LiteralStyle|yamlv3.FoldedStyle) != 0 {
+			return fmt.Errorf("%s: write the value on one line after the key, as keadm does, then run the command again", field)
+		}
+		line := lines[n.Line-1]
+		rest := line[n.Column-1:]
+		comment := ""
+		if i := strings.Index(rest, " #"); i >= 0 && n.Style&(yamlv3.DoubleQuotedStyle|yamlv3.SingleQuotedStyle) == 0 {
+			comment = rest[i:]
+		}
+		lines[n.Line-1] = line[:n.Column-1] + to + comment
+		a.Changes = append(a.Changes, Rewrite{Field: field, From: from, To: to})
+		return nil
+	}
+	if n := lookup(&doc, "modules", "edged", "windowsService"); n != nil && n.Value != "false" {
+		if err := set(n, "modules.edged.windowsService", n.Value, "false"); err != nil {
+			return nil, err
+		}
+	}
+	if n := lookup(&doc, "modules", "edgeHub", "token"); n != nil && n.Value != "" {
+		if err := set(n, "modules.edgeHub.token", redact(n.Value), `""`); err != nil {
+			return nil, err
+		}
+	}
+	a.Data = []byte(strings.Join(lines, "\n"))
+	if a.Config, a.Rewrites, err = LoadBytes(a.Data, "the configuration with windowsService: false", host); err != nil {
+		return nil, err
+	}
+	if a.Config.Modules.Edged == nil || a.Config.Modules.Edged.HostnameOverride == "" {
+		return nil, fmt.Errorf("the file names no modules.edged.hostnameOverride: the node's name cannot be kept; add the name the node has in the cluster (kubectl get nodes)")
+	}
+	return a, nil
+}

@@ -1,0 +1,431 @@
+// Package takeover carries out `edgecore.exe takeover`: it moves a Windows
+// node that upstream's keadm (v1.21 to v1.23) joined to this build,
+// keeping the node's name, certificates, database and running containers.
+//
+// What keadm leaves on a Windows host (read in the module cache,
+// github.com/kubeedge/kubeedge@v1.23.1/keadm/cmd/keadm/app/cmd, and at the
+// tags v1.21.0 and v1.22.0 of upstream's repository):
+//
+//   - edge/join_windows.go (v1.23): the service "edgecore"
+//     (constants.KubeEdgeBinaryName), created with mgr.CreateService as
+//     DisplayName "edgecore", StartAutomatic, LocalSystem, no recovery
+//     actions and no dependencies (util/extsystem/extsystem_windows.go),
+//     running C:\usr\local\bin\edgecore.exe (KubeEdgeUsrBinPath) with
+//     "--config C:\etc\kubeedge\config\edgecore.yaml --log-file
+//     C:\var\log\kubeedge\edgecore.log" (the --log-file flag's default).
+//     v1.21 and v1.22 registered the same service through NSSM instead
+//     (util/nssm.go: "nssm install edgecore <exe> --config <file>", its
+//     output in C:\var\log\kubeedge\out.log and err.log): the service
+//     then runs nssm.exe, which this command does not take over.
+//   - The configuration C:\etc\kubeedge\config\edgecore.yaml
+//     (createEdgeConfigFiles): upstream's whole default configuration
+//     written out (WriteTo), with windowsService: true on Windows since
+//     v1.23 (api v1alpha2/default_windows.go DefaultWindowsService), the
+//     join token kept in modules.edgeHub.token, hostnameOverride, the hub
+//     and certificate addresses, labels and --set values.
+//   - Certificates from the token (api common/constants/default_windows.go):
+//     C:\etc\kubeedge\ca\rootCA.crt, C:\etc\kubeedge\certs\server.crt and
+//     server.key; the database C:\var\lib\kubeedge\edgecore.db
+//     (v1alpha2 DataBaseDataSource); the kubelet's root C:\var\lib\kubelet.
+//   - Folders made with os.MkdirAll, inheriting C:\'s ACL (edge/join.go
+//     createDirs): C:\etc\kubeedge, C:\etc\kubeedge\config,
+//     C:\var\log\kubeedge, C:\var\lib\kubeedge, and C:\usr\local\bin; the
+//     release tarball is unpacked in C:\etc\kubeedge and removed again.
+//     C:\etc\kubeedge\bootstrap-edgecore.conf holds the token during the
+//     join and is removed after it.
+//   - keadm reset (reset_windows.go) stops and deletes the service and
+//     removes C:\etc\kubeedge, C:\var\log\kubeedge, C:\var\lib\kubeedge,
+//     C:\var\lib\edged and C:\usr\local\bin.
+//
+// The takeover is a plan of steps (package steps), like join: each says
+// what it does; a failure undoes the steps done. Its last step is an
+// upgrade journal (upgrade.Adopt), so the binary, configuration and
+// database are backed up, replaced, held to the upgrade's health gate and
+// restored when the node does not come back Ready, and a power cut in the
+// middle is finished or rolled back by the next edgecore that starts.
+package takeover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
+	"github.com/kubeedge-windows/edgecore/internal/upgrade"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+// Options are the inputs of `edgecore.exe takeover`.
+type Options struct {
+	// ServiceName is the service keadm installed (service.DefaultName).
+	ServiceName string
+	// Timeout bounds the health gate after the new binary starts.
+	Timeout time.Duration
+	// DryRun prints what would be done and changes nothing.
+	DryRun bool
+	// Executable is this edgecore.exe, which replaces keadm's; Host the
+	// machine.
+	Executable string
+	Host       config.Host
+}
+
+// NewOptions are the defaults on host.
+func NewOptions(host config.Host) *Options {
+	return &Options{ServiceName: service.DefaultName, Timeout: upgrade.DefaultTimeout, Host: host}
+}
+
+// AddFlags binds the flags to o; the defaults are o's values.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ServiceName, "service", o.ServiceName, "The service upstream's keadm installed")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the node has, after this build starts, to connect to cloudcore and be Ready before everything is put back")
+	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print what takeover would keep and change, and change nothing")
+}
+
+// Complete fills in the host and this program's path.
+func (o *Options) Complete(host config.Host, executable func() (string, error)) error {
+	o.Host = host
+	exe, err := executable()
+	if err != nil {
+		return fmt.Errorf("finding the path of this program, which replaces keadm's edgecore.exe: %w", err)
+	}
+	o.Executable = exe
+	return nil
+}
+
+// Validate checks the flags.
+func (o Options) Validate() error {
+	var errs []string
+	if o.ServiceName == "" {
+		errs = append(errs, "--service: give the service keadm installed, "+service.DefaultName)
+	}
+	if o.Timeout <= 0 {
+		errs = append(errs, fmt.Sprintf("--timeout %v: give how long to wait for the node to be Ready, for example 3m", o.Timeout))
+	}
+	if o.Executable != "" && !ospath.IsAbs(o.Host.GOOS, o.Executable) {
+		errs = append(errs, fmt.Sprintf("this program's path %q is not absolute: run it by its full path", o.Executable))
+	}
+	if len(errs) > 0 {
+		return errors.New("takeover options: " + strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// System is what the takeover reads and changes on the host; tests pass
+// recording fakes.
+type System struct {
+	Services upgrade.Services
+	// ReadFile reads a file; Exists says whether a path exists.
+	ReadFile func(path string) ([]byte, error)
+	Exists   func(path string) (bool, error)
+	Elevated func() (bool, error)
+	Protect  protect.Host
+	// VersionOf asks a binary for this release line's version; upstream's
+	// edgecore does not answer it.
+	VersionOf func(exe string) (string, error)
+	// Adopt carries out the replacement as an upgrade journal
+	// (upgrade.Adopt on the host's Env).
+	Adopt func(ctx context.Context, out io.Writer, a upgrade.Adoption) (upgrade.Result, error)
+	// Version is this build's version.
+	Version string
+}
+
+// Takeover is a takeover whose installation has been read, ready to print
+// or run.
+type Takeover struct {
+	o       Options
+	sys     System
+	goos    string
+	in      upgrade.Installed
+	adopted *config.Adoption
+	// oldLine and newLine are the service's command line before and after.
+	oldLine, newLine string
+	certs            []string
+	protected        []protect.Target
+
+	// What the steps did, for their undo, and the replacement's result.
+	lineSet bool
+	result  *upgrade.Result
+}
+
+// FromLabel names upstream's installation in the journal and the backup.
+const FromLabel = "keadm"
+
+// nssmBinary is the service host of keadm v1.21 and v1.22.
+const nssmBinary = "nssm.exe"
+
+// New reads the installation the service names, without changing
+// anything: the service's command line, its configuration (which must
+// load once only what this build needs is changed), the certificates, and
+// the description of the node's folders.
+func New(o Options, sys System) (*Takeover, error) {
+	goos := o.Host.GOOS
+	t := &Takeover{o: o, sys: sys, goos: goos}
+	st, err := sys.Services.Query(o.ServiceName)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Installed {
+		return nil, steps.WithFix(fmt.Errorf("there is no service %q on this host, so no node to take over", o.ServiceName),
+			"join the host with `"+config.ExecutableName(goos)+" join`; if keadm installed the service under another name, give it with --service")
+	}
+	t.oldLine = st.CommandLine
+	argv, err := service.SplitCommandLine(st.CommandLine)
+	if err != nil {
+		return nil, fmt.Errorf("the service %q: %w", o.ServiceName, err)
+	}
+	if exe := strings.ToLower(ospath.Clean(goos, argv[0])); exe == nssmBinary || strings.HasSuffix(exe, ospath.Separator(goos)+nssmBinary) {
+		return nil, steps.WithFix(fmt.Errorf("the service %q runs %s: keadm v1.21 or v1.22 installed it through NSSM, which this command does not take over", o.ServiceName, argv[0]),
+			"upgrade the node with keadm to v1.23 first (it installs a native service), or move it with `"+config.ExecutableName(goos)+" reset --keep-data` and `join`")
+	}
+	// The configuration is read once, here, and adopted from that
+	// reading: the database path FindInstalled asks for is the adopted
+	// configuration's.
+	facts := upgrade.Facts{
+		DataSource: func(path string) (string, error) {
+			raw, err := sys.ReadFile(path)
+			if err != nil {
+				return "", err
+			}
+			if t.adopted, err = config.Adopt(raw, o.Host); err != nil {
+				return "", steps.WithFix(fmt.Errorf("the configuration %s: %w", path, err),
+					"correct the field named above in "+path+" (keadm's edgecore keeps running meanwhile), then run takeover again")
+			}
+			return t.adopted.Config.DataBase.DataSource, nil
+		},
+		VersionOf: sys.VersionOf,
+	}
+	e := upgrade.Env{GOOS: goos, Services: sys.Services}
+	if t.in, err = upgrade.FindInstalled(e, facts, o.ServiceName); err != nil {
+		return nil, err
+	}
+	if t.in.Version == sys.Version && len(t.adopted.Changes) == 0 {
+		return nil, fmt.Errorf("the service %q already runs this build (%s) with %s: there is nothing to take over", o.ServiceName, t.in.Version, t.in.ConfigFile)
+	}
+	c := t.adopted.Config
+	hub := c.Modules.EdgeHub
+	t.certs = []string{hub.TLSCAFile, hub.TLSCertFile, hub.TLSPrivateKeyFile}
+	var missing []string
+	for _, p := range t.certs {
+		ok, err := sys.Exists(p)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, steps.WithFix(fmt.Errorf("the node has no certificates yet (%s missing): it never finished its join", strings.Join(missing, ", ")),
+			"let keadm's join finish (the node Ready in `kubectl get nodes`), or join the host with `"+config.ExecutableName(goos)+" join` after `keadm reset`")
+	}
+
+	// This build's service: the same binary path (now this build) and
+	// configuration, with keadm's log file kept when it is not the
+	// default.
+	l := config.NewLayout(o.Host)
+	svc := service.DefaultConfig(t.in.Executable, t.in.ConfigFile, config.NodeShutdownOf(c, goos).Grace)
+	if lf, ok := upgrade.ArgValue(argv[1:], "--log-file"); ok && lf != "" {
+		if !ospath.Same(goos, lf, l.LogFile) {
+			svc.Args = append(svc.Args, "--log-file", lf)
+		}
+		l.LogDir = ospath.Dir(goos, lf)
+	}
+	if t.newLine, err = svc.CommandLine(); err != nil {
+		return nil, err
+	}
+	files := protect.ConfigFiles(t.in.ConfigFile, upgrade.SettingsPath(goos, t.in.ConfigFile))
+	if t.protected, err = protect.Targets(c, l, t.in.Executable, files...); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// The steps of a takeover.
+const (
+	stepRead     = "read the installation"
+	stepElevated = "check Administrator"
+	stepACL      = "restrict access"
+	stepService  = "point the service at this build"
+	stepReplace  = "replace the binary and the configuration"
+)
+
+// Plan is the takeover as steps.
+func (t *Takeover) Plan() steps.Plan {
+	in := t.in
+	return steps.Plan{Verb: "takeover", Steps: []steps.Step{
+		{
+			Name: stepRead,
+			Description: fmt.Sprintf("node %s: keep its name, its certificates %s, its database %s and its running containers; in %s change %s",
+				t.NodeName(), strings.Join(t.certs, ", "), in.DataSource, in.ConfigFile, t.changes()),
+			Do: t.read,
+		},
+		{
+			Name:        stepElevated,
+			Description: "require a process started with \"Run as administrator\"",
+			Do: func(_ context.Context, out io.Writer) error {
+				return join.CheckElevated(t.sys.Elevated, "takeover", out)
+			},
+		},
+		{
+			Name: stepACL,
+			Description: fmt.Sprintf("refuse if another account than SYSTEM and Administrators owns a folder of the node or may change %s; then allow only SYSTEM and Administrators into %s, as join does (kept if the takeover is undone: keadm's edgecore runs as SYSTEM)",
+				in.Executable, strings.Join(protect.Restricted(t.protected), " and ")),
+			Do: t.restrict,
+		},
+		{
+			Name: stepService,
+			Description: fmt.Sprintf("set the service %q's command line to %s (was %s), from the next start",
+				t.o.ServiceName, t.newLine, t.oldLine),
+			Do:   t.setLine,
+			Undo: t.resetLine,
+		},
+		{
+			Name: stepReplace,
+			Description: fmt.Sprintf("stop the service; back up %s, %s and %s; put %s in place of %s and the changed configuration in place of %s; "+
+				"start the service and wait up to %v for the hub connection and the node's Ready status; on failure put the backup back and start keadm's edgecore again",
+				in.Executable, in.ConfigFile, in.DataSource, t.o.Executable, in.Executable, in.ConfigFile, t.o.Timeout),
+			Do: t.replace,
+		},
+	}}
+}
+
+// NodeName is the name the node keeps.
+func (t *Takeover) NodeName() string { return t.adopted.Config.Modules.Edged.HostnameOverride }
+
+func (t *Takeover) changes() string {
+	if len(t.adopted.Changes) == 0 {
+		return "nothing"
+	}
+	var s []string
+	for _, c := range t.adopted.Changes {
+		s = append(s, fmt.Sprintf("%s from %s to %s", c.Field, c.From, c.To))
+	}
+	return strings.Join(s, " and ")
+}
+
+func (t *Takeover) read(_ context.Context, out io.Writer) error {
+	version := t.in.Version
+	if version == "" {
+		version = "upstream's (it does not tell this release line's version)"
+	}
+	fmt.Fprintf(out, "the service %q runs %s, version %s, with %s\n", t.o.ServiceName, t.in.Executable, version, t.in.ConfigFile)
+	fmt.Fprintf(out, "node %s; certificates %s exist\n", t.NodeName(), strings.Join(t.certs, ", "))
+	for _, c := range t.adopted.Changes {
+		fmt.Fprintf(out, "%s: written as %s (was %s)\n", c.Field, c.To, c.From)
+	}
+	for _, r := range t.adopted.Rewrites {
+		fmt.Fprintf(out, "%s: read as %s (written as %s; edgecore reads it so each time)\n", r.Field, r.To, r.From)
+	}
+	return nil
+}
+
+func (t *Takeover) restrict(_ context.Context, out io.Writer) error {
+	// Enforce audits first and changes nothing when it refuses one.
+	return protect.EnforceAll(t.protected, t.sys.Protect, out)
+}
+
+func (t *Takeover) setLine(_ context.Context, out io.Writer) error {
+	if err := t.sys.Services.SetCommandLine(t.o.ServiceName, t.newLine); err != nil {
+		return err
+	}
+	t.lineSet = true
+	fmt.Fprintf(out, "the service %q will run %s\n", t.o.ServiceName, t.newLine)
+	return nil
+}
+
+// resetLine puts keadm's command line back and, when the service runs (the
+// failed takeover started keadm's edgecore again), restarts it so that it
+// runs exactly as keadm left it.
+func (t *Takeover) resetLine(out io.Writer) error {
+	if !t.lineSet {
+		return nil
+	}
+	name := t.o.ServiceName
+	if err := t.sys.Services.SetCommandLine(name, t.oldLine); err != nil {
+		return err
+	}
+	t.lineSet = false
+	fmt.Fprintf(out, "the service %q runs %s again\n", name, t.oldLine)
+	st, err := t.sys.Services.Query(name)
+	if err != nil || st.State != service.Running {
+		return err
+	}
+	if err := t.sys.Services.Stop(name); err != nil {
+		return err
+	}
+	if err := t.sys.Services.Start(name); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "restarted the service %q with it\n", name)
+	return nil
+}
+
+// KindTakeover names the command in its result line.
+const KindTakeover upgrade.Kind = "takeover"
+
+// replace runs the upgrade journal; when the node does not come back, the
+// journal has already put keadm's binary, configuration and database back
+// and started them, and the earlier steps are undone after it.
+func (t *Takeover) replace(ctx context.Context, out io.Writer) error {
+	r, err := t.sys.Adopt(ctx, out, upgrade.Adoption{
+		Installed: t.in, FromLabel: FromLabel, Binary: t.o.Executable, Config: t.adopted.Data, Timeout: t.o.Timeout,
+	})
+	if err != nil {
+		return err
+	}
+	r.Action = KindTakeover
+	t.result = &r
+	if r.Status != upgrade.StatusSuccess {
+		return &ResultError{Result: r}
+	}
+	return nil
+}
+
+// ResultError is a takeover whose replacement step did not succeed; the
+// result says whether keadm's installation runs again (rolled-back) or
+// the operator must act (failed).
+type ResultError struct{ Result upgrade.Result }
+
+func (e *ResultError) Error() string {
+	return fmt.Sprintf("the node did not come back with this build (%s): %s", e.Result.Status, e.Result.Reason)
+}
+
+// Run reads the installation and takes it over, printing each step; with
+// o.DryRun it prints the plan and changes nothing.
+func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
+	t, err := New(o, sys)
+	if err != nil {
+		return &steps.StepError{Verb: "takeover", Index: 1, Total: 5, Step: stepRead, Err: err}
+	}
+	p := t.Plan()
+	exe := config.ExecutableName(t.goos)
+	if o.DryRun {
+		fmt.Fprintf(out, "Dry run: %s takeover would do the following; nothing is changed.\n", exe)
+		p.Print(out)
+		return nil
+	}
+	fmt.Fprintf(out, "Taking node %s over from keadm's installation\n", t.NodeName())
+	err = p.Run(ctx, out)
+	// The result line comes last and unindented, as upgrade's does, for
+	// automation; a refusal before the replacement has none.
+	defer func() {
+		if t.result != nil {
+			fmt.Fprintln(out, t.result.Line())
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Node %s runs this build as the service %q, with its certificates, database and containers.\n", t.NodeName(), o.ServiceName)
+	fmt.Fprintf(out, "keadm's binary, configuration and database are kept in the backup: `%s rollback` goes back to them.\n", exe)
+	return nil
+}
