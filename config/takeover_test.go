@@ -35,7 +35,7 @@ func TestAdoptKeadmConfiguration(t *testing.T) {
 	if _, err := Parse(raw, host); err != nil {
 		t.Fatalf("the keadm file does not even parse: %v", err)
 	}
-	if _, _, err := load(raw, host, "keadm's file"); err == nil || !strings.Contains(err.Error(), "windowsService") {
+	if _, _, err := LoadBytes(raw, "keadm's file", host); err == nil || !strings.Contains(err.Error(), "windowsService") {
 		t.Fatalf("edgecore would load keadm's file as it is (err %v); the takeover would have nothing to do", err)
 	}
 
