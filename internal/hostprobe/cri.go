@@ -121,3 +121,21 @@ func pipePath(rest string) (string, error) {
 	}
 	return `\\` + host + `\pipe\` + strings.ReplaceAll(name, "/", `\`), nil
 }
+
+// ContainerdAddress is the address containerd's own API listens on for
+// the CRI endpoint it serves (the same gRPC server answers both): the pipe
+// \\.\pipe\containerd-containerd for npipe://./pipe/containerd-containerd,
+// the socket path for unix:///run/containerd/containerd.sock.
+func ContainerdAddress(endpoint string) (string, error) {
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(endpoint), "://")
+	if !ok {
+		return "", fmt.Errorf("%q has no scheme: write it as npipe://./pipe/containerd-containerd", endpoint)
+	}
+	switch strings.ToLower(scheme) {
+	case "npipe":
+		return pipePath(rest)
+	case "unix":
+		return rest, nil
+	}
+	return "", fmt.Errorf("scheme %q of %q is not containerd's: containerd listens on npipe:// (Windows) or unix:// (Linux)", scheme, endpoint)
+}
