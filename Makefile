@@ -54,7 +54,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e e2e-previous
+.PHONY: containerd-test all workspace tools windows linux test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e e2e-previous
 
 all: windows linux
 
@@ -90,7 +90,7 @@ $(LINUX_BIN): $(SOURCES) $(WORK)
 # for Windows and the layering rule, the Windows build and that the linker
 # still prunes it, the Linux build, the Wine tests, the release package and
 # the end-to-end scenarios.
-test: tools unit conformance vet windows check-deadcode linux wine-test package-test e2e
+test: tools unit conformance vet windows check-deadcode linux containerd-test wine-test package-test e2e
 
 tools:
 	@build/check-tools.sh
@@ -121,6 +121,18 @@ check-deadcode: $(WORK)
 
 wine-setup:
 	build/wine/setup.sh
+
+# The image import (internal/images) against a real containerd: the daemon
+# of the very module version the client is (go.mod's replace), built from
+# the module proxy in its own module graph, with its own go.mod, and kept
+# until that version changes. The test runs it as root in a temporary
+# root, state and socket with the native snapshotter.
+CONTAINERD_VERSION := $(shell GOWORK=off go list -m -f '{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' github.com/containerd/containerd)
+CONTAINERD_LINUX := $(OUT)/containerd-linux/$(CONTAINERD_VERSION)/containerd
+$(CONTAINERD_LINUX):
+	build/build-containerd.sh $(CONTAINERD_VERSION) $@
+containerd-test: $(WORK) $(CONTAINERD_LINUX)
+	EDGECORE_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX) go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerd$$' -v ./internal/images/
 
 # The Wine tests (build/wine/test.sh): test/wine drives edgecore.exe from
 # Linux; every package with Windows-only tests (windows/..., test/winservice,
