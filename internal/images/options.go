@@ -154,3 +154,22 @@ func RunImport(ctx context.Context, out io.Writer, o ImportOptions, im *Importer
 	fmt.Fprintf(out, "Imported %d of %d image archives into containerd's %s namespace.\n", n, len(archives), Namespace)
 	return err
 }
+
+// ImportFolders imports the archives of dirs that were not imported yet
+// into containerd at endpoint on host, as the node does at its start, and
+// says so when the folders hold none: what join runs before it starts
+// the service.
+func ImportFolders(host config.Host) func(ctx context.Context, out io.Writer, endpoint string, dirs []string) error {
+	return func(ctx context.Context, out io.Writer, endpoint string, dirs []string) error {
+		archives, err := Find(dirs)
+		if err != nil {
+			return err
+		}
+		if len(archives) == 0 {
+			fmt.Fprintf(out, "no image archives (*%s) in %s\n", Extension, strings.Join(dirs, " or "))
+			return nil
+		}
+		_, err = HostImporter(host, endpoint, DefaultSnapshotter).ImportNew(ctx, out, archives)
+		return err
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"regexp"
 	"sort"
@@ -386,6 +387,10 @@ type world struct {
 	// modify it.
 	clientEdition bool
 	removeTok     []string
+	// imports are the image imports join asked for ("endpoint dirs"),
+	// with whether the service was installed then; importErr fails them.
+	imports   []string
+	importErr error
 }
 
 func newWorld(t *testing.T) *world {
@@ -482,6 +487,11 @@ func (w *world) system() System {
 		},
 		Services: w.services,
 		Clock:    w.clock,
+		ImportImages: func(_ context.Context, out io.Writer, endpoint string, dirs []string) error {
+			w.imports = append(w.imports, fmt.Sprintf("%s %s service installed: %v", endpoint, strings.Join(dirs, ";"), len(w.services.installed) > 0))
+			fmt.Fprintln(out, "imported nothing: fake")
+			return w.importErr
+		},
 	}
 }
 

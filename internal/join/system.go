@@ -1,6 +1,9 @@
 package join
 
 import (
+	"context"
+	"io"
+
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
@@ -32,6 +35,10 @@ type System struct {
 	Protect  protect.Host
 	Services Services
 	Clock    clock.Clock
+	// ImportImages imports the image archives of dirs that were not
+	// imported yet into the containerd at the CRI endpoint
+	// (images.ImportFolders).
+	ImportImages func(ctx context.Context, out io.Writer, endpoint string, dirs []string) error
 }
 
 // Services controls Windows services. Errors wrap the service package's
