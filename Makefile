@@ -131,6 +131,12 @@ CONTAINERD_VERSION := $(shell GOWORK=off go list -m -f '{{with .Replace}}{{.Vers
 CONTAINERD_LINUX := $(OUT)/containerd-linux/$(CONTAINERD_VERSION)/containerd
 $(CONTAINERD_LINUX):
 	build/build-containerd.sh $(CONTAINERD_VERSION) $@
+# And containerd.exe of the same version, for the import under Wine
+# (TestRealContainerdOnWindows, run by wine-test): Windows paths, on Wine's
+# drive Z:, which is /.
+CONTAINERD_WINDOWS := $(OUT)/containerd-windows/$(CONTAINERD_VERSION)/containerd.exe
+$(CONTAINERD_WINDOWS):
+	GOOS=windows GOARCH=amd64 build/build-containerd.sh $(CONTAINERD_VERSION) $@
 containerd-test: $(WORK) $(CONTAINERD_LINUX)
 	EDGECORE_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX) go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerd$$' -v ./internal/images/
 
@@ -151,8 +157,9 @@ DMICLIENT_EXE := $(OUT)/windows-amd64/dmiclient.exe
 $(DMICLIENT_EXE): test/wine/dmiclient/main.go go.mod go.sum $(WORK)
 	GOOS=windows go build -trimpath -buildvcs=false -o $@ ./test/wine/dmiclient
 
-wine-test: windows wine-setup $(FAKECRI_EXE) $(DMICLIENT_EXE)
+wine-test: windows wine-setup $(FAKECRI_EXE) $(DMICLIENT_EXE) $(CONTAINERD_WINDOWS)
 	RESULTS=$(CURDIR)/$(WINE_RESULTS) TAGS=$(EDGECORE_TAGS) \
+	EDGECORE_CONTAINERD_EXE='Z:$(subst /,\,$(CURDIR)/$(CONTAINERD_WINDOWS))' \
 	KUBEEDGE_VERSION=$(KUBEEDGE_VERSION) KUBERNETES_VERSION=$(KUBERNETES_VERSION) \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
 	DMICLIENT_EXE=$(CURDIR)/$(DMICLIENT_EXE) build/wine/test.sh
