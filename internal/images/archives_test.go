@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // blob is one file of an archive.
@@ -119,4 +121,34 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// startContainerd runs the containerd at exe with the configuration file
+// cfg until the test ends, and waits up to a minute for ready to succeed;
+// its log is shown when the test fails.
+func startContainerd(t *testing.T, exe, cfg string, ready func() error) {
+	t.Helper()
+	var logs bytes.Buffer
+	cmd := exec.Command(exe, "--config", cfg)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("containerd's log:\n%s", logs.String())
+		}
+	})
+	for deadline := time.Now().Add(time.Minute); ; {
+		err := ready()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("containerd did not answer within a minute: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

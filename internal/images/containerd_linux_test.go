@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -56,29 +55,10 @@ state = %q
   conf_dir = %q
 `, filepath.Join(dir, "root"), filepath.Join(dir, "state"), sock, sock+".ttrpc", filepath.Join(dir, "cni-bin"), filepath.Join(dir, "cni-conf"))
 	cfgPath := writeFile(t, dir, "config.toml", []byte(cfg))
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--config", cfgPath, "--log-level", "info")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("containerd's log:\n%s", logs.String())
-		}
+	startContainerd(t, bin, cfgPath, func() error {
+		_, err := os.Stat(sock)
+		return err
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("containerd did not listen on %s within 30s", sock)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 
 	images := t.TempDir()
 	const name = "example.invalid/edgecore/tiny:1.0"

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,31 +36,14 @@ func TestRealContainerdOnWindows(t *testing.T) {
 	cfg := fmt.Sprintf("version = 2\nroot = %q\nstate = %q\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = %q\n",
 		filepath.Join(dir, "root"), filepath.Join(dir, "state"), pipe)
 	cfgPath := writeFile(t, dir, "config.toml", []byte(cfg))
-	var logs bytes.Buffer
-	cmd := exec.Command(exe, "--config", cfgPath)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("containerd's log:\n%s", logs.String())
-		}
-	})
-	for deadline := time.Now().Add(60 * time.Second); ; {
+	startContainerd(t, exe, cfgPath, func() error {
 		timeout := time.Second
 		c, err := winio.DialPipe(pipe, &timeout)
 		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("containerd.exe did not open %s within 60s: %v", pipe, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err
+	})
 
 	images := t.TempDir()
 	const name = "example.invalid/edgecore/tiny:1.0"
