@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,4 +153,29 @@ func startContainerd(t *testing.T, exe, cfg string, ready func() error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// tempDir is t.TempDir with a clean-up that removes entry by entry,
+// deepest first: this package's tests run under Wine too (make
+// wine-test), where Go's os.RemoveAll fails with "Invalid function" (see
+// windows/acl's tests).
+func tempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "images-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var paths []string
+		filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+			paths = append(paths, p)
+			return err
+		})
+		for i := len(paths) - 1; i >= 0; i-- {
+			if err := os.Remove(paths[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Error(err)
+			}
+		}
+	})
+	return dir
 }

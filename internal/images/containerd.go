@@ -12,16 +12,21 @@ import (
 	"github.com/containerd/containerd/namespaces"
 	"github.com/distribution/reference"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 )
 
 // Namespace is containerd's namespace of the kubelet's images (CRI's).
 const Namespace = "k8s.io"
 
-// DefaultSnapshotter is the snapshotter the CRI plugin unpacks into by
-// default on the OS edgecore is built for: "windows" on Windows,
-// "overlayfs" elsewhere.
-const DefaultSnapshotter = containerd.DefaultSnapshotter
+// Snapshotter is the snapshotter containerd's CRI plugin unpacks into by
+// default on goos: "windows" on Windows, "overlayfs" elsewhere.
+func Snapshotter(goos string) string {
+	if goos == config.Windows {
+		return "windows"
+	}
+	return "overlayfs"
+}
 
 // dialTimeout bounds connecting to containerd.
 const dialTimeout = 10 * time.Second

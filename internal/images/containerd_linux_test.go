@@ -60,7 +60,7 @@ state = %q
 		return err
 	})
 
-	images := t.TempDir()
+	images := tempDir(t)
 	const name = "example.invalid/edgecore/tiny:1.0"
 	writeFile(t, images, "tiny.tar", ociArchive(t, name, "hello from an air-gapped archive"))
 	// And what docker save writes.
@@ -70,7 +70,7 @@ state = %q
 	im := &Importer{
 		Connect:    Containerd(endpoint, "native"),
 		Trusted:    func(string) error { return nil },
-		RecordPath: filepath.Join(t.TempDir(), "images-imported.json"),
+		RecordPath: filepath.Join(tempDir(t), "images-imported.json"),
 		WriteFile:  func(p string, data []byte) error { return os.WriteFile(p, data, 0o600) },
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -31,7 +31,7 @@ func TestRealContainerdOnWindows(t *testing.T) {
 	if exe == "" {
 		t.Skip("EDGECORE_CONTAINERD_EXE is not set: `make wine-test` builds containerd.exe from the module version of the client and runs this test against it")
 	}
-	dir := t.TempDir()
+	dir := tempDir(t)
 	pipe := fmt.Sprintf(`\\.\pipe\edgecore-images-test-%d`, os.Getpid())
 	cfg := fmt.Sprintf("version = 2\nroot = %q\nstate = %q\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = %q\n",
 		filepath.Join(dir, "root"), filepath.Join(dir, "state"), pipe)
@@ -45,13 +45,13 @@ func TestRealContainerdOnWindows(t *testing.T) {
 		return err
 	})
 
-	images := t.TempDir()
+	images := tempDir(t)
 	const name = "example.invalid/edgecore/tiny:1.0"
 	writeFile(t, images, "tiny.tar", ociArchive(t, name, "hello from an air-gapped archive"))
 	im := &Importer{
-		Connect:    Containerd("npipe://./pipe/"+strings.TrimPrefix(pipe, `\\.\pipe\`), DefaultSnapshotter),
+		Connect:    Containerd("npipe://./pipe/"+strings.TrimPrefix(pipe, `\\.\pipe\`), Snapshotter(config.Windows)),
 		Trusted:    Access(config.Windows, protect.HostACLs()),
-		RecordPath: filepath.Join(t.TempDir(), "images-imported.json"),
+		RecordPath: filepath.Join(tempDir(t), "images-imported.json"),
 		WriteFile:  func(p string, data []byte) error { return os.WriteFile(p, data, 0o600) },
 		NoUnpack:   true,
 	}

@@ -73,7 +73,7 @@ func (f *fakeRuntime) Close() error { return nil }
 
 func newImporter(t *testing.T, rt *fakeRuntime) (*Importer, string) {
 	t.Helper()
-	record := filepath.Join(t.TempDir(), "images-imported.json")
+	record := filepath.Join(tempDir(t), "images-imported.json")
 	return &Importer{
 		Connect:    rt.connect,
 		Trusted:    func(string) error { return nil },
@@ -92,7 +92,7 @@ func find(t *testing.T, dirs ...string) []Archive {
 }
 
 func TestFindListsTarFilesOnly(t *testing.T) {
-	dir := t.TempDir()
+	dir := tempDir(t)
 	writeFile(t, dir, "b.tar", []byte("x"))
 	writeFile(t, dir, "a.TAR", []byte("x"))
 	writeFile(t, dir, "README.txt", []byte("x"))
@@ -152,7 +152,7 @@ func TestScanRefusesWhatIsNoImageArchive(t *testing.T) {
 }
 
 func TestImportNewImportsOnceAndRemembersByDigest(t *testing.T) {
-	dir := t.TempDir()
+	dir := tempDir(t)
 	rt := newFake()
 	pause := ociArchive(t, "registry.k8s.io/pause:3.9", "pause")
 	app := dockerArchive(t, "example.invalid/app:1")
@@ -221,14 +221,14 @@ func TestImportNewImportsOnceAndRemembersByDigest(t *testing.T) {
 func TestNothingToImportNeverDialsContainerd(t *testing.T) {
 	rt := newFake()
 	im, _ := newImporter(t, rt)
-	got, err := im.ImportNew(context.Background(), io.Discard, find(t, t.TempDir(), "/does/not/exist"))
+	got, err := im.ImportNew(context.Background(), io.Discard, find(t, tempDir(t), "/does/not/exist"))
 	if err != nil || got != nil || rt.connects != 0 {
 		t.Errorf("empty folders: %v, %v, %d connections; want nothing at all", got, err, rt.connects)
 	}
 }
 
 func TestRefusedArchiveDoesNotStopTheOthers(t *testing.T) {
-	dir := t.TempDir()
+	dir := tempDir(t)
 	rt := newFake()
 	good := dockerArchive(t, "example.invalid/good:1")
 	rt.names[digestOf(good)] = []string{"example.invalid/good:1"}
@@ -256,7 +256,7 @@ func TestRefusedArchiveDoesNotStopTheOthers(t *testing.T) {
 }
 
 func TestArchiveWithoutNamedImageIsAnError(t *testing.T) {
-	dir := t.TempDir()
+	dir := tempDir(t)
 	rt := newFake() // names nothing
 	writeFile(t, dir, "anon.tar", ociArchive(t, "example.invalid/x:1", "x"))
 	im, record := newImporter(t, rt)
@@ -270,7 +270,7 @@ func TestArchiveWithoutNamedImageIsAnError(t *testing.T) {
 }
 
 func TestImportIsBoundedInTime(t *testing.T) {
-	dir := t.TempDir()
+	dir := tempDir(t)
 	rt := newFake()
 	rt.block = true
 	writeFile(t, dir, "slow.tar", dockerArchive(t, "example.invalid/slow:1"))
@@ -283,7 +283,7 @@ func TestImportIsBoundedInTime(t *testing.T) {
 }
 
 func TestProgressAndNoUnpack(t *testing.T) {
-	dir := t.TempDir()
+	dir := tempDir(t)
 	rt := newFake()
 	data := ociArchive(t, "example.invalid/big:1", strings.Repeat("layer data ", 4096))
 	rt.names[digestOf(data)] = []string{"example.invalid/big:1"}
@@ -317,7 +317,7 @@ func TestDamagedRecordIsReportedWithItsFix(t *testing.T) {
 	rt := newFake()
 	im, record := newImporter(t, rt)
 	os.WriteFile(record, []byte("{"), 0o600)
-	dir := t.TempDir()
+	dir := tempDir(t)
 	writeFile(t, dir, "a.tar", dockerArchive(t, "example.invalid/a:1"))
 	_, err := im.ImportNew(context.Background(), io.Discard, find(t, dir))
 	if err == nil || !strings.Contains(err.Error(), record) || !strings.Contains(err.Error(), "remove it") {

@@ -37,7 +37,7 @@ type ImportOptions struct {
 
 // NewImportOptions are the command's defaults on host.
 func NewImportOptions(host config.Host) *ImportOptions {
-	return &ImportOptions{ConfigFile: config.NewLayout(host).ConfigFile, Snapshotter: DefaultSnapshotter, Timeout: DefaultTimeout, Host: host}
+	return &ImportOptions{ConfigFile: config.NewLayout(host).ConfigFile, Snapshotter: Snapshotter(host.GOOS), Timeout: DefaultTimeout, Host: host}
 }
 
 // AddFlags binds the command's flags to o; the defaults are o's values.
@@ -88,7 +88,7 @@ func (o ImportOptions) Validate() error {
 		errs = append(errs, errors.New("--endpoint is empty and the configuration names no containerRuntimeEndpoint: give containerd's, e.g. --endpoint npipe://./pipe/containerd-containerd"))
 	}
 	if strings.TrimSpace(o.Snapshotter) == "" {
-		errs = append(errs, fmt.Errorf("--snapshotter is empty: give the one containerd's CRI plugin uses (%s by default)", DefaultSnapshotter))
+		errs = append(errs, fmt.Errorf("--snapshotter is empty: give the one containerd's CRI plugin uses (%s by default)", Snapshotter(o.Host.GOOS)))
 	}
 	if o.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("--timeout %v: give a positive duration such as 30m", o.Timeout))
@@ -169,7 +169,7 @@ func ImportFolders(host config.Host) func(ctx context.Context, out io.Writer, en
 			fmt.Fprintf(out, "no image archives (*%s) in %s\n", Extension, strings.Join(dirs, " or "))
 			return nil
 		}
-		_, err = HostImporter(host, endpoint, DefaultSnapshotter).ImportNew(ctx, out, archives)
+		_, err = HostImporter(host, endpoint, Snapshotter(host.GOOS)).ImportNew(ctx, out, archives)
 		return err
 	}
 }

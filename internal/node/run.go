@@ -115,7 +115,7 @@ func Run(ctx context.Context, opts Options) error {
 			return nil
 		}
 		endpoint := ed.TailoredKubeletConfig.ContainerRuntimeEndpoint
-		importImages(ctx, images.HostImporter(host, endpoint, images.DefaultSnapshotter), images.Dirs(config.NewLayout(host), exe))
+		importImages(ctx, images.HostImporter(host, endpoint, images.Snapshotter(host.GOOS)), images.Dirs(config.NewLayout(host), exe))
 	}
 	// Before edged is created: the kubelet's node shutdown manager
 	// registers with the service once it runs.
