@@ -58,7 +58,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux runtime test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e
+.PHONY: all workspace tools windows linux runtime containerd-test test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e
 
 all: windows linux
 
@@ -94,7 +94,7 @@ $(LINUX_BIN): $(SOURCES) $(WORK)
 # for Windows and the layering rule, the Windows build and that the linker
 # still prunes it, the Linux build, the Wine tests, the release package and
 # the end-to-end scenarios.
-test: tools unit conformance vet windows check-deadcode linux wine-test package-test e2e
+test: tools unit conformance vet windows check-deadcode linux containerd-test wine-test package-test e2e
 
 tools:
 	@build/check-tools.sh
@@ -146,6 +146,17 @@ runtime: $(RUNTIME_STAMP)
 $(RUNTIME_STAMP): build/runtime.sh
 	$(RUNTIME_ENV) build/runtime.sh $(RUNTIME_OUT)
 	touch $@
+# The image import (internal/images) against a real containerd: the daemon
+# of the very module version the client is (go.mod's replace), built from
+# the module proxy in its own module graph, with its own go.mod, and kept
+# until that version changes. The test runs it as root in a temporary
+# root, state and socket with the native snapshotter.
+CONTAINERD_CLIENT_VERSION := $(shell GOWORK=off go list -m -f '{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' github.com/containerd/containerd)
+CONTAINERD_LINUX := $(OUT)/containerd-linux/$(CONTAINERD_CLIENT_VERSION)/containerd
+$(CONTAINERD_LINUX):
+	build/build-containerd.sh $(CONTAINERD_CLIENT_VERSION) $@
+containerd-test: $(WORK) $(CONTAINERD_LINUX)
+	EDGECORE_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX) go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerd$$' -v ./internal/images/
 
 # The Wine tests (build/wine/test.sh): test/wine drives edgecore.exe from
 # Linux; every package with Windows-only tests (windows/..., test/winservice,
@@ -164,8 +175,11 @@ DMICLIENT_EXE := $(OUT)/windows-amd64/dmiclient.exe
 $(DMICLIENT_EXE): test/wine/dmiclient/main.go go.mod go.sum $(WORK)
 	GOOS=windows go build -trimpath -buildvcs=false -o $@ ./test/wine/dmiclient
 
+# The Windows tests import an image archive into the bundle's containerd.exe
+# (TestRealContainerdOnWindows): Windows paths, on Wine's drive Z:, which is /.
 wine-test: windows wine-setup $(FAKECRI_EXE) $(DMICLIENT_EXE) $(RUNTIME_STAMP)
 	RESULTS=$(CURDIR)/$(WINE_RESULTS) TAGS=$(EDGECORE_TAGS) RUNTIME_DIR=$(CURDIR)/$(RUNTIME_OUT) $(RUNTIME_ENV) \
+	EDGECORE_CONTAINERD_EXE='Z:$(subst /,\,$(CURDIR)/$(RUNTIME_OUT)/containerd-$(CONTAINERD_VERSION)/containerd.exe)' \
 	KUBEEDGE_VERSION=$(KUBEEDGE_VERSION) KUBERNETES_VERSION=$(KUBERNETES_VERSION) \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
 	DMICLIENT_EXE=$(CURDIR)/$(DMICLIENT_EXE) build/wine/test.sh

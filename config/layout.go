@@ -71,6 +71,23 @@ type Layout struct {
 	CNIBinDir  string
 	// CNIConfFile is where cni-config writes unless told otherwise.
 	CNIConfFile string
+	// ImagesDir holds image archives (docker save or OCI layout tarballs)
+	// that the node imports into containerd at join and at each start,
+	// besides those in the release's own images folder
+	// (ReleaseImagesDir); ImagesRecord remembers, by the archives'
+	// digests, what was imported.
+	ImagesDir    string
+	ImagesRecord string
+}
+
+// ImagesDirName is the folder of image archives in the release, beside
+// edgecore.exe, and in the kubeedge directory.
+const ImagesDirName = "images"
+
+// ReleaseImagesDir is the folder of image archives beside the executable
+// exe: where the release zip, unpacked, puts them.
+func (l Layout) ReleaseImagesDir(exe string) string {
+	return ospath.Join(l.GOOS, ospath.Dir(l.GOOS, exe), ImagesDirName)
 }
 
 // DefaultSystemDrive is the drive Windows is installed on when the host
@@ -125,6 +142,8 @@ func NewLayout(host Host) Layout {
 	l.LogFile = ospath.Join(goos, l.LogDir, "edgecore.log")
 	l.BackupDir = ospath.Join(goos, l.KubeEdgeDir, "backup")
 	l.UpgradeDir = ospath.Join(goos, l.KubeEdgeDir, "upgrade")
+	l.ImagesDir = ospath.Join(goos, l.KubeEdgeDir, ImagesDirName)
+	l.ImagesRecord = ospath.Join(goos, l.KubeEdgeDir, "images-imported.json")
 	return l
 }
 

@@ -34,6 +34,8 @@ func TestLayoutOfTheDefaultWindowsHost(t *testing.T) {
 		CNIConfDir:           `C:\Program Files\containerd\cni\conf`,
 		CNIBinDir:            `C:\Program Files\containerd\cni\bin`,
 		CNIConfFile:          `C:\Program Files\containerd\cni\conf\0-containerd-nat.conf`,
+		ImagesDir:            `C:\etc\kubeedge\images`,
+		ImagesRecord:         `C:\etc\kubeedge\images-imported.json`,
 	}
 	// Unset, and as Windows sets them on a host installed on C:.
 	for _, h := range []Host{
@@ -81,6 +83,8 @@ func TestLayoutOfLinuxIsUnchanged(t *testing.T) {
 		CNIConfDir:           "/etc/cni/net.d",
 		CNIBinDir:            "/opt/cni/bin",
 		CNIConfFile:          "/etc/cni/net.d/0-containerd-nat.conf",
+		ImagesDir:            "/etc/kubeedge/images",
+		ImagesRecord:         "/etc/kubeedge/images-imported.json",
 	}
 	if got != want {
 		t.Errorf("Linux layout\n got %+v\nwant %+v", got, want)
@@ -273,5 +277,17 @@ func TestLayoutNamesTheKubeletsPluginDirectories(t *testing.T) {
 	}
 	if l := NewLayout(Host{GOOS: Linux}); !ospath.Same(Linux, l.DevicePluginDir, pluginapi.DevicePluginPath) {
 		t.Errorf("device plugins on Linux: layout %s, kubelet %s", l.DevicePluginDir, pluginapi.DevicePluginPath)
+	}
+}
+
+// The release's image folder is beside the executable, on either OS.
+func TestReleaseImagesDir(t *testing.T) {
+	w := NewLayout(Host{GOOS: Windows})
+	if got := w.ReleaseImagesDir(`D:\edgecore-v0.2.0-windows-amd64\edgecore.exe`); got != `D:\edgecore-v0.2.0-windows-amd64\images` {
+		t.Errorf("Windows: %s", got)
+	}
+	l := NewLayout(Host{GOOS: Linux})
+	if got := l.ReleaseImagesDir("/opt/edgecore/edgecore"); got != "/opt/edgecore/images" {
+		t.Errorf("Linux: %s", got)
 	}
 }

@@ -103,6 +103,13 @@ func TestFlagNamesAndDefaults(t *testing.T) {
 			{"keep-data", "", "bool", "false"},
 			{"network", "", "bool", "false"},
 		},
+		"edgecore.exe images import": {
+			{"config", "", "string", `C:\etc\kubeedge\config\edgecore.yaml`},
+			{"endpoint", "", "string", ""},
+			{"no-unpack", "", "bool", "false"},
+			{"snapshotter", "", "string", "windows"},
+			{"timeout", "", "duration", "30m0s"},
+		},
 		"edgecore.exe rollback": {
 			{"timeout", "", "duration", "3m0s"},
 			{"to", "", "string", ""},
@@ -250,5 +257,17 @@ func TestResetRefusesAnEmptyConfig(t *testing.T) {
 	out, err := execute("reset", "--dry-run", "--config", "")
 	if err == nil || !strings.Contains(err.Error(), "--config: Required value") || strings.Contains(out, "remove") {
 		t.Errorf("reset --config \"\": printed %q, error %v", out, err)
+	}
+}
+
+// images import names what is missing before it dials containerd.
+func TestImagesImportValidates(t *testing.T) {
+	_, err := execute("images", "import", "--endpoint", "npipe://./pipe/containerd-containerd", "--timeout", "0s")
+	if err == nil || !strings.Contains(err.Error(), "no archive given") || !strings.Contains(err.Error(), "--timeout 0s") {
+		t.Errorf("got %v, want the missing archive and the bad --timeout named", err)
+	}
+	_, err = execute("images", "import", "--endpoint", "npipe://./pipe/containerd-containerd", "does-not-exist.tar")
+	if err == nil || !strings.Contains(err.Error(), "image archive does-not-exist.tar") {
+		t.Errorf("got %v, want the missing archive named", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/images"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
@@ -76,10 +77,11 @@ func hostSystem(host config.Host) join.System {
 			c, _, err := config.Load(path, host)
 			return c, err
 		},
-		RemoveToken: config.RemoveToken,
-		Protect:     acls,
-		Services:    join.WindowsServices{},
-		Clock:       clock.Real{},
-		Runtime:     runtimeinstall.OSHost(join.WindowsServices{}, acls),
+		RemoveToken:  config.RemoveToken,
+		Protect:      acls,
+		Services:     join.WindowsServices{},
+		Clock:        clock.Real{},
+		Runtime:      runtimeinstall.OSHost(join.WindowsServices{}, acls),
+		ImportImages: images.ImportFolders(host),
 	}
 }

@@ -80,7 +80,8 @@ func NewCommand(host config.Host) *cobra.Command {
 	})
 
 	cmd.AddCommand(newConfigCommand(host), newJoinCommand(host), newResetCommand(host), newServiceCommand(host),
-		newPreflightCommand(host), newCNIConfigCommand(host), newUpgradeCommand(host), newRollbackCommand(host), newTakeoverCommand(host))
+		newPreflightCommand(host), newCNIConfigCommand(host), newUpgradeCommand(host), newRollbackCommand(host), newTakeoverCommand(host),
+		newImagesCommand(host))
 	cmd.CompletionOptions.DisableDefaultCmd = true
 
 	named := opts.flags(cmd.Name())

@@ -37,30 +37,8 @@ type CRICondition struct {
 
 // criStatus is the CRI probe: Version, then Status, over one connection.
 func criStatus(ctx context.Context, endpoint string) (CRIStatus, error) {
-	dial, err := criDialer(endpoint)
+	conn, err := dialCRI(ctx, endpoint)
 	if err != nil {
-		return CRIStatus{}, err
-	}
-	// Dialling first gives "cannot connect" its own error, rather than a
-	// gRPC Unavailable that hides whether containerd answered at all.
-	first, err := dial(ctx)
-	if err != nil {
-		return CRIStatus{}, fmt.Errorf("cannot connect: %w", err)
-	}
-	pre := make(chan net.Conn, 1)
-	pre <- first
-	conn, err := grpc.NewClient("passthrough:///cri",
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			select {
-			case c := <-pre:
-				return c, nil
-			default:
-				return dial(ctx)
-			}
-		}))
-	if err != nil {
-		first.Close()
 		return CRIStatus{}, err
 	}
 	defer conn.Close()
@@ -120,4 +98,68 @@ func pipePath(rest string) (string, error) {
 		return "", fmt.Errorf("npipe://%s is not a pipe address: write it as npipe://./pipe/containerd-containerd", rest)
 	}
 	return `\\` + host + `\pipe\` + strings.ReplaceAll(name, "/", `\`), nil
+}
+
+// ContainerdAddress is the address containerd's own API listens on for
+// the CRI endpoint it serves (the same gRPC server answers both): the pipe
+// \\.\pipe\containerd-containerd for npipe://./pipe/containerd-containerd,
+// the socket path for unix:///run/containerd/containerd.sock.
+func ContainerdAddress(endpoint string) (string, error) {
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(endpoint), "://")
+	if !ok {
+		return "", fmt.Errorf("%q has no scheme: write it as npipe://./pipe/containerd-containerd", endpoint)
+	}
+	switch strings.ToLower(scheme) {
+	case "npipe":
+		return pipePath(rest)
+	case "unix":
+		return rest, nil
+	}
+	return "", fmt.Errorf("scheme %q of %q is not containerd's: containerd listens on npipe:// (Windows) or unix:// (Linux)", scheme, endpoint)
+}
+
+// dialCRI connects to the runtime at endpoint.
+func dialCRI(ctx context.Context, endpoint string) (*grpc.ClientConn, error) {
+	dial, err := criDialer(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	// Dialling first gives "cannot connect" its own error, rather than a
+	// gRPC Unavailable that hides whether containerd answered at all.
+	first, err := dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect: %w", err)
+	}
+	pre := make(chan net.Conn, 1)
+	pre <- first
+	conn, err := grpc.NewClient("passthrough:///cri",
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			select {
+			case c := <-pre:
+				return c, nil
+			default:
+				return dial(ctx)
+			}
+		}))
+	if err != nil {
+		first.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// CRIImagePresent asks the runtime at endpoint whether it holds image
+// (CRI ImageStatus): what the kubelet asks before it pulls.
+func CRIImagePresent(ctx context.Context, endpoint, image string) (bool, error) {
+	conn, err := dialCRI(ctx, endpoint)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	resp, err := runtimeapi.NewImageServiceClient(conn).ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}})
+	if err != nil {
+		return false, fmt.Errorf("runtime ImageStatus call: %w", err)
+	}
+	return resp.Image != nil, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"regexp"
 	"sort"
@@ -391,6 +392,10 @@ type world struct {
 	// criUp is a container runtime answering without a containerd
 	// service.
 	criUp bool
+	// imports are the image imports join asked for ("endpoint dirs"),
+	// with whether the service was installed then; importErr fails them.
+	imports   []string
+	importErr error
 }
 
 func newWorld(t *testing.T) *world {
@@ -493,6 +498,11 @@ func (w *world) system0() System {
 		},
 		Services: w.services,
 		Clock:    w.clock,
+		ImportImages: func(_ context.Context, out io.Writer, endpoint string, dirs []string) error {
+			w.imports = append(w.imports, fmt.Sprintf("%s %s service installed: %v", endpoint, strings.Join(dirs, ";"), len(w.services.installed) > 0))
+			fmt.Fprintln(out, "imported nothing: fake")
+			return w.importErr
+		},
 	}
 }
 

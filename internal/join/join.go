@@ -77,7 +77,7 @@ const (
 	stepConfig    = "write the configuration"
 	stepService   = "install and start the service"
 	stepWait      = "wait for certificates and the hub connection"
-	numJoinSteps  = 8
+	numJoinSteps  = 9
 	fixElevated   = `open PowerShell with "Run as administrator" and run the same command there`
 	fixResetFirst = "remove the earlier installation with `edgecore.exe reset` (add --keep-data to keep the database), " +
 		"or remove only the service with `edgecore.exe service uninstall`; then run join again. " +
@@ -322,6 +322,9 @@ func (j *Join) Plan() steps.Plan {
 		list = append(list, j.rt.Steps()...)
 	}
 	list = append(list, []steps.Step{
+		// The images next, into the runtime that now answers, before the
+		// service starts the node.
+		j.imagesStep(),
 		{
 			Name: stepService,
 			Description: fmt.Sprintf("install the service %q (automatic start, restarted after a failure, a host shutdown waits up to %v for it) running %s, and start it",

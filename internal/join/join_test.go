@@ -18,14 +18,15 @@ import (
 )
 
 var joinStepNames = []string{
-	"[1/8] validate inputs",
-	"[2/8] check Administrator",
-	"[3/8] check for an earlier installation",
-	"[4/8] create directories",
-	"[5/8] restrict access",
-	"[6/8] write the configuration",
-	"[7/8] install and start the service",
-	"[8/8] wait for certificates and the hub connection",
+	"[1/9] validate inputs",
+	"[2/9] check Administrator",
+	"[3/9] check for an earlier installation",
+	"[4/9] create directories",
+	"[5/9] restrict access",
+	"[6/9] write the configuration",
+	"[7/9] import image archives",
+	"[8/9] install and start the service",
+	"[9/9] wait for certificates and the hub connection",
 }
 
 // stepLines are the "[i/n] name" lines of the output, in order.
@@ -141,7 +142,7 @@ func TestJoinRefusesAParentAnotherAccountOwnsBeforeWritingTheToken(t *testing.T)
 	before := w.fs.paths()
 	var out bytes.Buffer
 	err := Run(context.Background(), &out, w.options(), w.system())
-	mustContain(t, "error", fmt.Sprint(err), "step 3/8 (check for an earlier installation)",
+	mustContain(t, "error", fmt.Sprint(err), "step 3/9 (check for an earlier installation)",
 		`C:\etc (the configuration, join token, node key and certificates, backups and upgrade journal) is a parent owned by S-1-5-21-1-2-3-1001`,
 		`takeown /F "C:\etc" /A`)
 	if after := w.fs.paths(); !reflect.DeepEqual(after, before) || len(w.acl) != 0 {
@@ -216,18 +217,18 @@ func TestJoinTokenRefusedRollsBack(t *testing.T) {
 			w.edgecoreLogs(tc.line)
 			var out bytes.Buffer
 			err := Run(context.Background(), &out, w.options(), w.system())
-			se := stepError(t, err, 8)
+			se := stepError(t, err, 9)
 			if se.Step != stepWait {
 				t.Errorf("step %q", se.Step)
 			}
 			mustContain(t, "error", err.Error(), tc.wants...)
-			mustContain(t, "error", err.Error(), "join failed at step 8/8 (wait for certificates and the hub connection)",
+			mustContain(t, "error", err.Error(), "join failed at step 9/9 (wait for certificates and the hub connection)",
 				"rolled back: install and start the service, write the configuration, create directories")
 			if len(se.UndoErrs) > 0 {
 				t.Errorf("rollback failed: %v", se.UndoErrs)
 			}
 			mustContain(t, "output", out.String(), "Rolling back:",
-				"  undo [7/8] install and start the service",
+				"  undo [8/9] install and start the service",
 				`stopped and removed service "edgecore"`,
 				`removed C:\var\lib\kubeedge\edgecore.db`,
 				`removed C:\etc\kubeedge\config\edgecore.yaml`,
@@ -255,7 +256,7 @@ func TestJoinTokenRefusedInThePanicLog(t *testing.T) {
 	var out bytes.Buffer
 	start := w.clock.now
 	err := Run(context.Background(), &out, w.options(), w.system())
-	se := stepError(t, err, 8)
+	se := stepError(t, err, 9)
 	if se.Step != stepWait {
 		t.Errorf("step %q", se.Step)
 	}
@@ -403,7 +404,7 @@ func TestJoinServiceFailuresRollBackToTheHostAsFound(t *testing.T) {
 			tc.setup(w)
 			var out bytes.Buffer
 			err := Run(context.Background(), &out, w.options(), w.system())
-			stepError(t, err, 7)
+			stepError(t, err, 8)
 			mustContain(t, "error", err.Error(), tc.wants...)
 			mustContain(t, "error", err.Error(), "rolled back: install and start the service, write the configuration, create directories")
 			if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
@@ -431,7 +432,7 @@ func TestJoinTimesOutNamingWhatIsMissing(t *testing.T) {
 	o.Timeout = 30 * time.Second
 	var out bytes.Buffer
 	err := Run(context.Background(), &out, o, w.system())
-	stepError(t, err, 8)
+	stepError(t, err, 9)
 	mustContain(t, "error", err.Error(),
 		"not ready after 30s",
 		`the node certificates were not issued (C:\etc\kubeedge\certs\server.crt does not exist)`,
@@ -455,7 +456,7 @@ func TestJoinWaitsForTheHubAfterTheCertificates(t *testing.T) {
 	o.Timeout = 20 * time.Second
 	var out bytes.Buffer
 	err := Run(context.Background(), &out, o, w.system())
-	stepError(t, err, 8)
+	stepError(t, err, 9)
 	mustContain(t, "error", err.Error(), "edgehub did not connect")
 	if strings.Contains(err.Error(), "certificates were not issued") || strings.Contains(err.Error(), "token may still") {
 		t.Errorf("named a condition that was met: %v", err)
@@ -478,7 +479,7 @@ func TestJoinInterruptedRollsBack(t *testing.T) {
 	w.clock.cancelAt = w.clock.now.Add(3 * time.Second)
 	var out bytes.Buffer
 	err := Run(ctx, &out, w.options(), w.system())
-	stepError(t, err, 8)
+	stepError(t, err, 9)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error does not say it was interrupted: %v", err)
 	}
@@ -494,12 +495,12 @@ func TestJoinReportsWhatItCouldNotRollBack(t *testing.T) {
 	w.services.uninstallErr = fmt.Errorf(`uninstall service "edgecore": %w after 45s waiting for it to be stopped`, service.ErrTimeout)
 	var out bytes.Buffer
 	err := Run(context.Background(), &out, w.options(), w.system())
-	se := stepError(t, err, 8)
+	se := stepError(t, err, 9)
 	if len(se.UndoErrs) != 1 {
 		t.Fatalf("undo errors %v", se.UndoErrs)
 	}
 	mustContain(t, "error", err.Error(),
-		"not rolled back, clean up by hand: undo of step 7 (install and start the service): uninstall service \"edgecore\": timed out",
+		"not rolled back, clean up by hand: undo of step 8 (install and start the service): uninstall service \"edgecore\": timed out",
 		"rolled back: write the configuration, create directories")
 	if w.fs.has(cfgFile) {
 		t.Errorf("the other steps were not undone")
@@ -626,7 +627,7 @@ func TestJoinFailsWhenTheTokenStaysOnDisk(t *testing.T) {
 	o := w.options()
 	o.Timeout = 20 * time.Second
 	err := Run(context.Background(), &bytes.Buffer{}, o, sys)
-	stepError(t, err, 8)
+	stepError(t, err, 9)
 	mustContain(t, "error", err.Error(),
 		`the join token may still be in C:\etc\kubeedge\config\edgecore.yaml (remove token from C:\etc\kubeedge\config\edgecore.yaml: Access is denied.)`)
 	if strings.Contains(err.Error(), "did not connect") || strings.Contains(err.Error(), "were not issued") {
@@ -786,5 +787,31 @@ func TestJoinUndoesTheConfigurationAfterRestricting(t *testing.T) {
 	}
 	if after := w.fs.paths(); !reflect.DeepEqual(after, before) {
 		t.Errorf("after rollback the host has %v, want %v", after, before)
+	}
+}
+
+// The image archives are imported before the service starts, from the
+// release's folder and the kubeedge directory's, into the containerd the
+// configuration names; a failed import stops the join and undoes it.
+func TestJoinImportsImagesBeforeTheServiceStarts(t *testing.T) {
+	w := newWorld(t)
+	w.edgecoreIssues(true)
+	var out bytes.Buffer
+	if err := Run(context.Background(), &out, w.options(), w.system()); err != nil {
+		t.Fatalf("join failed: %v\n%s", err, out.String())
+	}
+	want := `npipe://./pipe/containerd-containerd C:\Program Files\edgecore\images;C:\etc\kubeedge\images service installed: false`
+	if len(w.imports) != 1 || w.imports[0] != want {
+		t.Errorf("imports %q, want %q", w.imports, want)
+	}
+
+	w = newWorld(t)
+	w.importErr = errors.New(`image archive C:\etc\kubeedge\images\pause.tar: not a readable tar file`)
+	out.Reset()
+	err := Run(context.Background(), &out, w.options(), w.system())
+	se := stepError(t, err, 7)
+	mustContain(t, "error", se.Error(), "pause.tar: not a readable tar file")
+	if len(w.services.installed) != 0 || w.fs.has(`C:\etc\kubeedge\config\edgecore.yaml`) {
+		t.Errorf("a failed import left the service or the configuration behind")
 	}
 }

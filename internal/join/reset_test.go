@@ -111,7 +111,7 @@ func TestResetKeepData(t *testing.T) {
 	// A new join accepts the kept database and leaves it on rollback.
 	w.edgecoreLogs(logLineRefused)
 	err := Run(context.Background(), &bytes.Buffer{}, w.options(), w.system())
-	stepError(t, err, 8)
+	stepError(t, err, 9)
 	if !w.fs.has(dbFile) {
 		t.Errorf("the join rollback removed the kept database")
 	}

@@ -1,6 +1,9 @@
 package join
 
 import (
+	"context"
+	"io"
+
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
@@ -36,6 +39,10 @@ type System struct {
 	// Runtime is what installing the bundled container runtime does to
 	// the host and learns from it; its Services are the ones above.
 	Runtime runtimeinstall.Host
+	// ImportImages imports the image archives of dirs that were not
+	// imported yet into the containerd at the CRI endpoint
+	// (images.ImportFolders).
+	ImportImages func(ctx context.Context, out io.Writer, endpoint string, dirs []string) error
 }
 
 // Services controls Windows services. Errors wrap the service package's

@@ -22,6 +22,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/images"
 	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 	"github.com/kubeedge-windows/edgecore/internal/modules"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
@@ -113,6 +114,8 @@ func Run(ctx context.Context, opts Options) error {
 			klog.InfoS("Stopped before the container runtime answered", "reason", err)
 			return nil
 		}
+		endpoint := ed.TailoredKubeletConfig.ContainerRuntimeEndpoint
+		importImages(ctx, images.HostImporter(host, endpoint, images.Snapshotter(host.GOOS)), images.Dirs(config.NewLayout(host), exe))
 	}
 	// Before edged is created: the kubelet's node shutdown manager
 	// registers with the service once it runs.

@@ -24,14 +24,27 @@ var knownWindowsPause = map[string]bool{
 }
 
 func checkSandboxImage(ctx context.Context, cfg Config, p Probes) Row {
+	image := cfg.SandboxImage
+	// An image containerd holds (imported from an archive, or pulled
+	// before) needs no registry: containerd matched its platform then.
+	present, known := sandboxPresent(ctx, cfg, p)
+	if present {
+		return pass(nameSandbox, image+" is in containerd's k8s.io namespace")
+	}
+	missing := known && !present
 	if p.ImagePlatforms == nil {
+		if missing {
+			return fail(nameSandbox, image+" is not in containerd and no registry was asked (--offline): no pod can start", fixMissingSandbox(image, cfg.ImagesDir))
+		}
 		return notProbed(nameSandbox)
 	}
-	image := cfg.SandboxImage
 	useKnown := "set modules.edged.podSandboxImage to " + RecommendedSandboxImage + " (or a copy of it in your registry)"
 	ctx, cancel := context.WithTimeout(ctx, 3*cfg.Timeout)
 	defer cancel()
 	platforms, err := p.ImagePlatforms(ctx, image)
+	if err != nil && missing {
+		return fail(nameSandbox, image+" is not in containerd and its registry does not answer ("+oneLine(err.Error())+"): no pod can start", fixMissingSandbox(image, cfg.ImagesDir))
+	}
 	if err != nil {
 		if knownGoodPause(image) {
 			return warn(nameSandbox, image+": could not read its platforms ("+oneLine(err.Error())+"); this image is known to have Windows variants", "")
@@ -107,4 +120,22 @@ func list(ps []Platform) string {
 		s[i] = p.String()
 	}
 	return strings.Join(s, ", ")
+}
+
+// sandboxPresent asks containerd whether it holds the sandbox image;
+// known is false when it could not be asked.
+func sandboxPresent(ctx context.Context, cfg Config, p Probes) (present, known bool) {
+	if p.ImagePresent == nil || strings.TrimSpace(cfg.CRIEndpoint) == "" {
+		return false, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	ok, err := p.ImagePresent(ctx, cfg.CRIEndpoint, cfg.SandboxImage)
+	return ok, err == nil
+}
+
+// fixMissingSandbox is how an offline host gets the sandbox image.
+func fixMissingSandbox(image, imagesDir string) string {
+	return "on a host with a registry, save it (docker save " + image + " -o pause.tar, or ctr images export), copy the archive into the images folder beside edgecore.exe or into " +
+		imagesDir + " and run edgecore.exe images import <archive> (the node also imports it at its next start); or make the registry reachable"
 }

@@ -144,6 +144,27 @@ func TestChecks(t *testing.T) {
 		}, nameSandbox,
 			[]Row{warn(nameSandbox, "registry.k8s.io/pause:3.6: could not read its platforms: dial tcp: i/o timeout",
 				"make sure it has a windows/amd64 variant, or set modules.edged.podSandboxImage to registry.k8s.io/pause:3.9 (or a copy of it in your registry)")}},
+		{"sandbox image imported, registry unreachable", func(h *host, c *Config) {
+			c.SandboxImage = "registry.k8s.io/pause:3.9"
+			h.local = map[string]bool{"registry.k8s.io/pause:3.9": true}
+			h.platErr = errors.New("dial tcp: i/o timeout")
+		}, nameSandbox,
+			[]Row{pass(nameSandbox, "registry.k8s.io/pause:3.9 is in containerd's k8s.io namespace")}},
+		{"sandbox image missing, registry unreachable", func(h *host, c *Config) {
+			c.SandboxImage = "registry.k8s.io/pause:3.9"
+			c.ImagesDir = `C:\etc\kubeedge\images`
+			h.local = map[string]bool{}
+			h.platErr = errors.New("dial tcp: i/o timeout")
+		}, nameSandbox,
+			[]Row{fail(nameSandbox, "registry.k8s.io/pause:3.9 is not in containerd and its registry does not answer (dial tcp: i/o timeout): no pod can start",
+				"on a host with a registry, save it (docker save registry.k8s.io/pause:3.9 -o pause.tar, or ctr images export), copy the archive into the images folder beside edgecore.exe or into "+
+					`C:\etc\kubeedge\images and run edgecore.exe images import <archive> (the node also imports it at its next start); or make the registry reachable`)}},
+		{"sandbox image missing, registry answers", func(h *host, c *Config) {
+			c.SandboxImage = "registry.k8s.io/pause:3.9"
+			h.local = map[string]bool{}
+			h.platforms = []Platform{{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348.2461"}}
+		}, nameSandbox,
+			[]Row{pass(nameSandbox, "registry.k8s.io/pause:3.9 has windows/amd64 10.0.20348.2461 for this host's build 20348")}},
 		{"websocket port blocked", func(h *host, c *Config) {
 			h.dialErr = map[string]error{"tcp 192.0.2.10:10000": errors.New("dial tcp 192.0.2.10:10000: i/o timeout")}
 		}, "cloudcore websocket",

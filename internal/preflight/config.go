@@ -28,6 +28,9 @@ type Config struct {
 	// SandboxImage is modules.edged.podSandboxImage; empty means edged's
 	// default.
 	SandboxImage string
+	// ImagesDir is the kubeedge directory's folder of image archives
+	// (Layout.ImagesDir), which the fix for a missing sandbox image names.
+	ImagesDir string
 	// CloudCore are the cloudcore addresses edgehub connects to.
 	CloudCore []Endpoint
 	// Certificates are the PEM files whose validity the clock must fall
@@ -77,7 +80,7 @@ type Endpoint struct {
 // cloudcore endpoints of the enabled hub protocol and the certificates.
 func FromConfig(cfg *v1alpha2.EdgeCoreConfig, host config.Host, configFile string) Config {
 	layout := config.NewLayout(host)
-	pc := Config{CNIConfDir: layout.CNIConfDir, CNIBinDir: layout.CNIBinDir}
+	pc := Config{CNIConfDir: layout.CNIConfDir, CNIBinDir: layout.CNIBinDir, ImagesDir: layout.ImagesDir}
 	// join and `service install` check the executable they register;
 	// here the node's directories are, and the configuration and the
 	// upgrade settings beside it, which the service reads as SYSTEM.

@@ -41,9 +41,12 @@ type host struct {
 	files     map[string]string // path -> content; dirs are derived
 	platforms []Platform
 	platErr   error
-	dialErr   map[string]error // by "tcp host:port" or "quic host:port"
-	certs     map[string]Validity
-	certErr   map[string]error
+	// local are the images containerd holds; nil: containerd is not
+	// asked (the probe fails).
+	local   map[string]bool
+	dialErr map[string]error // by "tcp host:port" or "quic host:port"
+	certs   map[string]Validity
+	certErr map[string]error
 	// svc is the edgecore service as the service manager reports it;
 	// the zero value: not installed.
 	svc    service.Status
@@ -150,6 +153,15 @@ func (h *host) probes() Probes {
 			return []byte(s), nil
 		},
 		ImagePlatforms: func(ctx context.Context, image string) ([]Platform, error) { return h.platforms, h.platErr },
+		ImagePresent: func(ctx context.Context, endpoint, image string) (bool, error) {
+			if _, ok := ctx.Deadline(); !ok {
+				return false, errors.New("called without a deadline")
+			}
+			if h.local == nil {
+				return false, errors.New("containerd's images are not part of this case")
+			}
+			return h.local[image], nil
+		},
 		Dial: func(ctx context.Context, address string) error {
 			if _, ok := ctx.Deadline(); !ok {
 				return errors.New("dialled without a deadline")

@@ -16,7 +16,7 @@ import (
 func TestHostProbesOffWindows(t *testing.T) {
 	want := "not supported on " + runtime.GOOS + ": run preflight on the Windows host"
 	p := SystemProbes(config.Host{GOOS: runtime.GOOS})
-	p.CRI, p.ImagePlatforms, p.Dial, p.DialQUIC = nil, nil, nil, nil // no network in unit tests
+	p.CRI, p.ImagePlatforms, p.ImagePresent, p.Dial, p.DialQUIC = nil, nil, nil, nil, nil // no network in unit tests
 	rows := Run(context.Background(), Config{RootDir: "/var/lib/kubelet"}, p)
 	if rows[0] != warn(nameBuild, "could not check: "+want, "") {
 		t.Errorf("first row %+v", rows[0])

@@ -33,6 +33,9 @@ type Probes struct {
 	ReadFile func(path string) ([]byte, error)
 	// ImagePlatforms lists the platforms an image reference offers.
 	ImagePlatforms func(ctx context.Context, image string) ([]Platform, error)
+	// ImagePresent asks the runtime at endpoint whether it holds image
+	// (hostprobe.CRIImagePresent).
+	ImagePresent func(ctx context.Context, endpoint, image string) (bool, error)
 	// Dial opens and closes a TCP connection to address (config.DialTCP).
 	Dial func(ctx context.Context, address string) error
 	// DialQUIC completes a QUIC handshake with address and closes the

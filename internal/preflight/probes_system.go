@@ -30,6 +30,7 @@ func SystemProbes(host config.Host) Probes {
 		ReadDir:           readDirNames,
 		ReadFile:          os.ReadFile,
 		ImagePlatforms:    (&registryClient{}).platforms,
+		ImagePresent:      hostprobe.CRIImagePresent,
 		Dial:              config.DialTCP,
 		DialQUIC:          dialQUIC,
 		Certificate:       readCertificate,

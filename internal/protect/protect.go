@@ -70,6 +70,12 @@ type Target struct {
 	// settings, the executable): it is restricted, or judged, as it is,
 	// and never created as a directory.
 	File bool
+	// Input is set for what the node reads from outside its own
+	// directories and acts on as SYSTEM without owning it (image
+	// archives and their folders): it is only checked, like the
+	// executable's directory, and a finding's fix is the icacls command
+	// that takes the other account's rights away, not a move.
+	Input bool
 }
 
 // ConfigFiles are the targets of the files the service reads beside its
@@ -342,7 +348,7 @@ func judgeParent(t Target, p string, sec acl.Security, self string) []Finding {
 			Problem: "is a parent that others may rename or empty: " + acl.TrusteeName(g.Trustee) + " has " + g.Rights +
 				", enough to move it away and put a folder of their own, with their files, at the paths the service reads as SYSTEM",
 			Fix: fixParent(p, g.Trustee)}
-		if !t.Restrict {
+		if !t.Restrict && !t.Input {
 			f.Problem = "is a parent that others may rename or empty: " + acl.TrusteeName(g.Trustee) + " has " + g.Rights +
 				", enough to move it away and put another edgecore.exe at the service's path"
 			f.Fix = fixExe(t.Path)
@@ -356,7 +362,7 @@ func judgeParent(t Target, p string, sec acl.Security, self string) []Finding {
 func judge(t Target, sec acl.Security, self string) []Finding {
 	if !acl.Trusted(sec.Owner, self) {
 		fix := fixOwner(t.Path)
-		if !t.Restrict {
+		if !t.Restrict && !t.Input {
 			fix = fixExe(t.Path)
 		}
 		return []Finding{{Target: t, Path: t.Path, Refuse: true, Problem: "is owned by " + acl.TrusteeName(sec.Owner), Fix: fix}}
@@ -365,7 +371,11 @@ func judge(t Target, sec acl.Security, self string) []Finding {
 		var out []Finding
 		for _, g := range sec.Others(self) {
 			if g.Write {
-				out = append(out, Finding{Target: t, Path: t.Path, Refuse: true, Problem: "is writable by others: " + g.String(), Fix: fixExe(t.Path)})
+				fix := fixExe(t.Path)
+				if t.Input {
+					fix = fixParent(t.Path, g.Trustee)
+				}
+				out = append(out, Finding{Target: t, Path: t.Path, Refuse: true, Problem: "is writable by others: " + g.String(), Fix: fix})
 			}
 		}
 		return out

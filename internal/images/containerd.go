@@ -1,0 +1,115 @@
+package images
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/containerd/containerd"
+	"github.com/containerd/containerd/errdefs"
+	"github.com/containerd/containerd/namespaces"
+	"github.com/distribution/reference"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+)
+
+// Namespace is containerd's namespace of the kubelet's images (CRI's).
+const Namespace = "k8s.io"
+
+// Snapshotter is the snapshotter containerd's CRI plugin unpacks into by
+// default on goos: "windows" on Windows, "overlayfs" elsewhere.
+func Snapshotter(goos string) string {
+	if goos == config.Windows {
+		return "windows"
+	}
+	return "overlayfs"
+}
+
+// dialTimeout bounds connecting to containerd.
+const dialTimeout = 10 * time.Second
+
+// Containerd connects to the containerd that serves the CRI endpoint
+// (modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint), through
+// containerd's Go client, in the k8s.io namespace; images are unpacked
+// into snapshotter.
+func Containerd(endpoint, snapshotter string) func(ctx context.Context) (Runtime, error) {
+	return func(ctx context.Context) (Runtime, error) {
+		addr, err := hostprobe.ContainerdAddress(endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("containerRuntimeEndpoint: %w", err)
+		}
+		c, err := containerd.New(addr, containerd.WithDefaultNamespace(Namespace), containerd.WithTimeout(dialTimeout))
+		if err != nil {
+			return nil, fmt.Errorf("connecting to containerd at %s: %w; fix: start containerd (Start-Service containerd), or check containerRuntimeEndpoint", addr, err)
+		}
+		return &containerdRuntime{c: c, snapshotter: snapshotter}, nil
+	}
+}
+
+type containerdRuntime struct {
+	c           *containerd.Client
+	snapshotter string
+}
+
+func (r *containerdRuntime) ctx(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, Namespace)
+}
+
+// Import keeps the images of the host's platform that the archive names
+// in full (docker save's repository tags, an OCI index's
+// io.containerd.image.name or a reference name such as
+// registry.k8s.io/pause:3.9); a bare tag, which names no repository, is
+// left out.
+func (r *containerdRuntime) Import(ctx context.Context, rd io.Reader) ([]string, error) {
+	imgs, err := r.c.Import(r.ctx(ctx), rd, containerd.WithImageRefTranslator(fullName))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, img := range imgs {
+		names = append(names, img.Name)
+	}
+	return names, nil
+}
+
+// fullName is ref in its normalised form (docker.io/library/busybox:1.36
+// for busybox:1.36), or "" for a bare tag or what is no reference.
+func fullName(ref string) string {
+	if !strings.ContainsAny(ref, "/:@") {
+		return ""
+	}
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return ""
+	}
+	return reference.TagNameOnly(named).String()
+}
+
+func (r *containerdRuntime) Unpack(ctx context.Context, name string) error {
+	ctx = r.ctx(ctx)
+	img, err := r.c.GetImage(ctx, name)
+	if err != nil {
+		return err
+	}
+	return img.Unpack(ctx, r.snapshotter)
+}
+
+func (r *containerdRuntime) Missing(ctx context.Context, names []string) ([]string, error) {
+	ctx = r.ctx(ctx)
+	var missing []string
+	for _, n := range names {
+		_, err := r.c.ImageService().Get(ctx, n)
+		switch {
+		case errdefs.IsNotFound(err):
+			missing = append(missing, n)
+		case err != nil:
+			return nil, err
+		}
+	}
+	return missing, nil
+}
+
+func (r *containerdRuntime) Close() error { return r.c.Close() }
