@@ -87,8 +87,13 @@ func Reset(ctx context.Context, in io.Reader, out io.Writer, interactive bool, o
 	if err := p.Run(ctx, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Node %s is reset. containerd with its containers and images, the CNI configuration and %s were left alone.\n",
-		r.nodeName(), r.cfg.Modules.Edged.RootDirectory)
+	if r.runtimeRemoved {
+		fmt.Fprintf(out, "Node %s is reset, and the container runtime join installed is removed. containerd's images and state under C:\\ProgramData\\containerd, the CNI configuration and %s were left alone.\n",
+			r.nodeName(), r.cfg.Modules.Edged.RootDirectory)
+	} else {
+		fmt.Fprintf(out, "Node %s is reset. containerd with its containers and images, the CNI configuration and %s were left alone.\n",
+			r.nodeName(), r.cfg.Modules.Edged.RootDirectory)
+	}
 	fmt.Fprintf(out, "The node object stays in the cluster; to remove it, on the cloud side: kubectl delete node %s\n", r.nodeName())
 	return nil
 }
@@ -124,6 +129,9 @@ type reset struct {
 	// layout gives the node's own directories, the only ones reset
 	// removes files from.
 	layout config.Layout
+	// runtimeRemoved is set once the container runtime join installed
+	// from the release is gone, for the closing line.
+	runtimeRemoved bool
 }
 
 // named is a file reset would remove, with the field or flag that names
@@ -400,7 +408,11 @@ func (r *reset) runtimeSteps() []steps.Step {
 		Description: fmt.Sprintf("stop and delete %s, and the folders join created where empty (containerd's images and state under C:\\ProgramData\\containerd stay)",
 			what),
 		Do: func(_ context.Context, out io.Writer) error {
-			return steps.WithFix(runtimeinstall.Remove(out, r.sys.Runtime, r.layout, rec), fixResetAgain)
+			if err := runtimeinstall.Remove(out, r.sys.Runtime, r.layout, rec); err != nil {
+				return steps.WithFix(err, fixResetAgain)
+			}
+			r.runtimeRemoved = true
+			return nil
 		},
 	}}
 }

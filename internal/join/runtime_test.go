@@ -77,7 +77,11 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "reset output", out.String(), "remove the container runtime join installed", `stopped and removed service "containerd"`,
-		`kept C:\Program Files\containerd: it holds files the installation did not write`)
+		`kept C:\Program Files\containerd: it holds files the installation did not write`,
+		"and the container runtime join installed is removed")
+	if strings.Contains(out.String(), "containerd with its containers and images") {
+		t.Errorf("reset says containerd was left alone after removing it:\n%s", out.String())
+	}
 	if len(w.services.installed) != 0 {
 		t.Errorf("services left: %v", w.services.installed)
 	}
@@ -217,6 +221,7 @@ func TestResetLeavesAContainerdJoinDidNotInstall(t *testing.T) {
 	if _, ok := w.services.installed["containerd"]; !ok || !w.fs.has(ctrdExe) {
 		t.Errorf("reset removed the operator's containerd:\n%s", out.String())
 	}
+	mustContain(t, "reset output", out.String(), "containerd with its containers and images, the CNI configuration")
 }
 
 func TestResetKeepsContainerdWhenTheRecordNamesOtherPaths(t *testing.T) {

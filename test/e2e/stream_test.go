@@ -312,7 +312,19 @@ func (c *cluster) statsChecks(t *testing.T, e *edge, pod string) {
 			if sum.Pods[i].PodRef.Name == pod && len(sum.Pods[i].Containers) == 1 {
 				ps = &sum.Pods[i]
 				cs := ps.Containers[0]
-				return cs.CPU != nil && cs.CPU.UsageCoreNanoSeconds != nil && cs.Memory != nil && cs.Memory.WorkingSetBytes != nil, nil
+				if cs.CPU == nil || cs.CPU.UsageCoreNanoSeconds == nil || cs.Memory == nil || cs.Memory.WorkingSetBytes == nil {
+					return false, fmt.Errorf("no container stats of %s yet", pod)
+				}
+				// The node's own figures come from the kubelet's first
+				// sample of the host's counters, taken a few seconds after
+				// it starts: a node Ready half a second after a restart
+				// may not have one yet.
+				n := sum.Node
+				if n.CPU == nil || n.CPU.UsageCoreNanoSeconds == nil || *n.CPU.UsageCoreNanoSeconds == 0 ||
+					n.Memory == nil || n.Memory.WorkingSetBytes == nil || *n.Memory.WorkingSetBytes == 0 {
+					return false, fmt.Errorf("no sample of the node's own CPU and memory yet")
+				}
+				return true, nil
 			}
 		}
 		return false, fmt.Errorf("no stats of %s yet among %d pods", pod, len(sum.Pods))
