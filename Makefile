@@ -249,6 +249,10 @@ PREVIOUS_COMMIT := $(call released_field,3)
 RELEASE_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/edgecore-windows/releases
 PREVIOUS_EXE := $(RELEASE_CACHE)/$(PREVIOUS_VERSION)-$(PREVIOUS_COMMIT)/edgecore.exe
 $(PREVIOUS_EXE):
+	@git cat-file -e '$(PREVIOUS_COMMIT)^{commit}' 2>/dev/null || \
+		{ [ "$$(git rev-parse --is-shallow-repository)" = true ] && git fetch --unshallow; } || true
+	@git cat-file -e '$(PREVIOUS_COMMIT)^{commit}' 2>/dev/null || \
+		{ echo "the previous release's commit $(PREVIOUS_COMMIT) is not in this clone: clone with full history (git fetch --unshallow)" >&2; exit 1; }
 	rm -rf $(OUT)/previous && mkdir -p $(OUT)/previous
 	git archive $(PREVIOUS_COMMIT) | tar -x -C $(OUT)/previous
 	cd $(OUT)/previous && GOWORK=off go mod download
