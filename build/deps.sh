@@ -2,7 +2,9 @@
 # Installs what building edgecore.exe, running it under Wine and the
 # end-to-end scenarios need on a Debian machine with Go already installed:
 # the mingw C compiler (cgo builds go-sqlite3), Wine, make, patch (for
-# patches/), zip (for the release package) and etcd (the e2e cloud's store);
+# patches/), zip (for the release package), etcd (the e2e cloud's store),
+# python3 (reading go's JSON in build scripts) and git (the previous
+# release is built from its commit);
 # then fetches the Go modules. build/check-tools.sh names the same tools, so
 # that `make test` says at once what is missing.
 set -euo pipefail
@@ -18,6 +20,8 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v patch >/dev/null || need+=(patch)
 command -v zip >/dev/null || need+=(zip)
 command -v etcd >/dev/null || need+=(etcd-server)
+command -v python3 >/dev/null || need+=(python3)
+command -v git >/dev/null || need+=(git)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo
