@@ -1,6 +1,8 @@
 package modules
 
 import (
+	"context"
+
 	"k8s.io/klog/v2"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
@@ -18,13 +20,13 @@ type cloudJobs struct {
 	prepull *prePullJobs
 }
 
-func newCloudJobs(host config.Host, c *v1alpha2.EdgeCoreConfig, jobs *upgrade.Jobs) cloudJobs {
+func newCloudJobs(ctx context.Context, host config.Host, c *v1alpha2.EdgeCoreConfig, jobs *upgrade.Jobs, statuses jobStatuses) cloudJobs {
 	token := ""
 	if c.Modules != nil && c.Modules.EdgeHub != nil {
 		token = c.Modules.EdgeHub.Token
 	}
 	return cloudJobs{
-		config:  &configJobs{jobs: jobs, host: host, token: token, send: sendNodeJobStatus, logf: klog.Infof},
+		config:  &configJobs{jobs: jobs, host: host, token: token, statuses: statuses, ctx: ctx, logf: klog.Infof},
 		prepull: newPrePullJobs(c),
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -24,10 +25,22 @@ import (
 
 const joinToken = "3f6e2b1c9d8a7f6e5d4c3b2a19087f6e5d4c3b2a19087f6e5d4c3b2a19087f6e.eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE4OTM0NTYwMDB9.c2lnbmF0dXJl"
 
-type statusLog struct{ msgs []taskmsg.UpstreamMessage }
+// statusLog records the statuses sent, and the waits between them.
+type statusLog struct {
+	msgs  []taskmsg.UpstreamMessage
+	waits []int // indexes of msgs a wait came before
+}
 
 func (s *statusLog) send(res taskmsg.Resource, m taskmsg.UpstreamMessage) {
 	s.msgs = append(s.msgs, m)
+}
+
+// statuses sends through s, recording each wait instead of waiting.
+func (s *statusLog) statuses() jobStatuses {
+	return jobStatuses{send: s.send, gap: statusGap, sleep: func(context.Context, time.Duration) error {
+		s.waits = append(s.waits, len(s.msgs))
+		return nil
+	}}
 }
 
 func (s *statusLog) flow() string {
@@ -67,9 +80,10 @@ func configRunnerOn(t *testing.T) (*configJobs, *statusLog, string, []string) {
 			InService: func() (bool, error) { return true, nil },
 			Env:       upgrade.Env{GOOS: config.Windows, Services: noService{}, Service: "edgecore"},
 		},
-		host:  config.Host{GOOS: config.Windows},
-		token: joinToken,
-		send:  st.send,
+		host:     config.Host{GOOS: config.Windows},
+		token:    joinToken,
+		statuses: st.statuses(),
+		ctx:      context.Background(),
 		logf: func(f string, a ...any) {
 			logged = append(logged, strings.TrimSpace(strings.ReplaceAll(f, "%v", ""))+" "+strings.TrimSpace(fmtArgs(a)))
 		},
@@ -127,6 +141,11 @@ func TestAConfigJobTheDriverCannotTakeEndsWithARollBack(t *testing.T) {
 	}
 	if !strings.Contains(st.msgs[2].Reason, "access denied") {
 		t.Fatalf("reason %q", st.msgs[2].Reason)
+	}
+	// Upstream's cloudcore may take two statuses sent at once in either
+	// order; the RollBack must come after a wait.
+	if len(st.waits) != 1 || st.waits[0] != 3 {
+		t.Fatalf("waits before statuses %v, want one before the RollBack (status 3)", st.waits)
 	}
 	last := st.msgs[len(st.msgs)-1]
 	if a := actionflow.FlowConfigUpdateJob.Find(last.Action); !(last.Succ && a.NextSuccessful == nil) {

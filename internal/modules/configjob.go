@@ -45,8 +45,11 @@ type configJobs struct {
 	host config.Host
 	// token is the join token the node was loaded with, never repeated.
 	token string
-	send  func(taskmsg.Resource, taskmsg.UpstreamMessage)
-	logf  func(format string, args ...any)
+	// statuses sends a job's statuses in order, a failed action's
+	// RollBack after a gap (see statusGap), until ctx ends.
+	statuses jobStatuses
+	ctx      context.Context
+	logf     func(format string, args ...any)
 }
 
 func configUpdateJobRunner(c *configJobs) *actions.ActionRunner {
@@ -158,11 +161,12 @@ func (c *configJobs) report(job, node, action string, resp actions.ActionRespons
 	if msgs == nil {
 		msgs = []taskmsg.UpstreamMessage{upstreamMessage(action, r.err, "", "")}
 	}
-	res := jobResource(operationsv1alpha2.ResourceConfigUpdateJob, job, node)
-	for _, m := range msgs {
+	redacted := make([]taskmsg.UpstreamMessage, len(msgs))
+	for i, m := range msgs {
 		m.Reason = configjob.Redact(m.Reason, c.token)
-		c.send(res, m)
+		redacted[i] = m
 	}
+	c.statuses.sendAll(c.ctx, jobResource(operationsv1alpha2.ResourceConfigUpdateJob, job, node), redacted)
 }
 
 // configJobMessages turns the outcome of a configuration update into the

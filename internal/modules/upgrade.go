@@ -94,7 +94,7 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 		Watch:      func() { go node.Watch(ctx) },
 	}
 	return &UpgradeAgent{ctx: ctx, node: node, jobs: jobs, statuses: statuses, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion,
-		cloudJobs: newCloudJobs(host, c, jobs)}
+		cloudJobs: newCloudJobs(ctx, host, c, jobs, statuses)}
 }
 
 // register installs the Windows executor of v1alpha1 NodeUpgradeJob tasks
