@@ -57,6 +57,8 @@ type UpgradeAgent struct {
 	kubeedge string
 	// cloudJobs are the node's runners of the other v1alpha2 jobs.
 	cloudJobs cloudJobs
+	// release hands a held pod to edged (releaseHeldPod).
+	release func(namespace, name string)
 }
 
 // NewUpgradeAgent prepares the upgrade agent of the node that runs
@@ -94,7 +96,7 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 		Watch:      func() { go node.Watch(ctx) },
 	}
 	return &UpgradeAgent{ctx: ctx, node: node, jobs: jobs, statuses: statuses, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion,
-		cloudJobs: newCloudJobs(ctx, host, c, jobs, statuses)}
+		cloudJobs: newCloudJobs(ctx, host, c, jobs, statuses), release: releaseHeldPod}
 }
 
 // register installs the Windows executor of v1alpha1 NodeUpgradeJob tasks
@@ -118,6 +120,7 @@ func (a *UpgradeAgent) register() {
 // ctx ends.
 func (a *UpgradeAgent) Watch(ctx context.Context) {
 	go a.node.Watch(ctx)
+	go upgrade.FollowUnholds(ctx, a.jobs.Env, a.ready.Ready, a.release, klog.Infof)
 	// A job that waited for confirmation when edgecore stopped waits on.
 	if a.confirmations != nil {
 		if w, err := upgrade.LoadWaiting(a.jobs.Env); err != nil {
