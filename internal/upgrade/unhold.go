@@ -292,7 +292,11 @@ func Unhold(ctx context.Context, out io.Writer, e Env, f Facts, o UnholdOptions)
 	deadline := e.Clock.Now().Add(o.Timeout)
 	for {
 		if req, err := loadUnhold(e); err == nil && req.Pods == nil {
-			fmt.Fprintf(out, "edgecore released them: the kubelet starts each now. Follow them with: kubectl get pod -n <namespace> <name>\n")
+			fmt.Fprintf(out, "edgecore handed them to the kubelet, which starts them now. Follow them with:\n")
+			for _, k := range targets {
+				ns, name, _ := strings.Cut(k, "/")
+				fmt.Fprintf(out, "  kubectl get pod -n %s %s\n", ns, name)
+			}
 			return nil
 		}
 		if !e.Clock.Now().Before(deadline) || e.sleep(ctx, poll) {

@@ -80,7 +80,7 @@ func TestUnholdReleasesNamedPodsOnce(t *testing.T) {
 	if got := strings.Join(h.released, " "); got != "default/web-1 default/web-2" {
 		t.Fatalf("edgecore released %q, want default/web-1 default/web-2, each once", got)
 	}
-	for _, want := range []string{"Asked edgecore to release default/web-1, default/web-2.", "edgecore released them", "kubectl get pod"} {
+	for _, want := range []string{"Asked edgecore to release default/web-1, default/web-2.", "edgecore handed them to the kubelet", "kubectl get pod -n default web-2"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

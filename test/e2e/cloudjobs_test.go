@@ -203,7 +203,7 @@ func TestWindowsCloudJobs(t *testing.T) {
 	begin = time.Now()
 	r = j.h.edgecore(t, time.Minute, "upgrade", "unhold", held, "--namespace", "default")
 	t.Logf("edgecore.exe upgrade unhold %s: exit %d after %s\n%s", held, r.code, fmtDur(r.duration), indent(r.out))
-	if r.code != 0 || !strings.Contains(r.out, "edgecore released them") {
+	if r.code != 0 || !strings.Contains(r.out, "edgecore handed them to the kubelet") {
 		j.dumpLog()
 		t.Fatalf("edgecore.exe upgrade unhold %s: exit %d, output %q", held, r.code, r.out)
 	}
