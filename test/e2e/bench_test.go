@@ -124,6 +124,13 @@ func benchRun(t *testing.T, c *cluster, goos string, v variant, i int, window ti
 	// starts inherits (also under Wine, whose processes keep the group of
 	// the process that created them).
 	spawns := watchGroup(pid)
+	// A node whose process ended will not become Ready: stop waiting.
+	go func() {
+		for ctx.Err() == nil && !e.edgecore.exited() {
+			time.Sleep(250 * time.Millisecond)
+		}
+		cancel()
+	}()
 	var at time.Time
 	select {
 	case at = <-ready:
@@ -134,11 +141,11 @@ func benchRun(t *testing.T, c *cluster, goos string, v variant, i int, window ti
 		// what lets ours and the reference run there): a figure of the
 		// comparison, not a failure of the benchmark.
 		if v.name == upstreamRelease && goos == "windows" {
-			s := sample{notReady: fmt.Sprintf("not Ready within %v; its last error: %s", readyBound, lastError(e.edgecore.log))}
+			s := sample{notReady: "never Ready; its last error: " + lastError(e.edgecore.log)}
 			t.Logf("%s: %s", name, s.notReady)
 			return s
 		}
-		t.Fatalf("node %s not Ready within %v", name, readyBound)
+		t.Fatalf("node %s not Ready within %v, or its process ended", name, readyBound)
 	}
 	var s sample
 	s.ready = at.Sub(begin)
