@@ -166,6 +166,9 @@ func (r *reset) networkResetSteps() []steps.Step {
 				return steps.WithFix(err, fixResetAgain)
 			}
 			r.networkRemoved = true
+			if n := st.Network; n != nil && n.Created {
+				r.keptHNS = n.Name
+			}
 			return nil
 		},
 	}}

@@ -101,7 +101,8 @@ func TestJoinHostRuntimeWritesTheNetworkOnlyWhenAsked(t *testing.T) {
 	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
-	mustContain(t, "reset output", out.String(), "removed "+cniNAT, "removed "+cniNetRecord)
+	mustContain(t, "reset output", out.String(), "removed "+cniNAT, "removed "+cniNetRecord,
+		`Node line3-pc is reset. containerd with its containers and images, and C:\var\lib\kubelet were left alone.`)
 	if _, ok := w.services.installed["containerd"]; !ok {
 		t.Error("reset removed the host's containerd")
 	}

@@ -87,15 +87,20 @@ func Reset(ctx context.Context, in io.Reader, out io.Writer, interactive bool, o
 	if err := p.Run(ctx, out); err != nil {
 		return err
 	}
-	cniConf := "the CNI configuration"
-	if r.networkRemoved {
-		cniConf = "the HNS network of an l2bridge pod network (reset --network removes it)"
+	// What of the pod network stays: the CNI configuration unless join
+	// wrote it, and an HNS network (reset --network removes it).
+	cniConf := "the CNI configuration, "
+	switch {
+	case r.networkRemoved && r.keptHNS != "":
+		cniConf = fmt.Sprintf("the HNS network %q (reset --network removes it), ", r.keptHNS)
+	case r.networkRemoved:
+		cniConf = ""
 	}
 	if r.runtimeRemoved {
-		fmt.Fprintf(out, "Node %s is reset, and the container runtime join installed is removed. containerd's images and state under C:\\ProgramData\\containerd, %s and %s were left alone.\n",
+		fmt.Fprintf(out, "Node %s is reset, and the container runtime join installed is removed. containerd's images and state under C:\\ProgramData\\containerd, %sand %s were left alone.\n",
 			r.nodeName(), cniConf, r.cfg.Modules.Edged.RootDirectory)
 	} else {
-		fmt.Fprintf(out, "Node %s is reset. containerd with its containers and images, %s and %s were left alone.\n",
+		fmt.Fprintf(out, "Node %s is reset. containerd with its containers and images, %sand %s were left alone.\n",
 			r.nodeName(), cniConf, r.cfg.Modules.Edged.RootDirectory)
 	}
 	fmt.Fprintf(out, "The node object stays in the cluster; to remove it, on the cloud side: kubectl delete node %s\n", r.nodeName())
@@ -139,6 +144,9 @@ type reset struct {
 	// networkRemoved is set once the CNI configuration join wrote is
 	// gone, for the closing line.
 	networkRemoved bool
+	// keptHNS is the HNS network whose record reset kept for reset
+	// --network, "" when none.
+	keptHNS string
 }
 
 // named is a file reset would remove, with the field or flag that names

@@ -90,7 +90,7 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "reset output", out.String(), "remove the pod network join wrote", "removed "+cniL2Bridge,
-		`kept HNS network "edgecore-l2bridge" and its record`, "the HNS network of an l2bridge pod network (reset --network removes it)",
+		`kept HNS network "edgecore-l2bridge" and its record`, `the HNS network "edgecore-l2bridge" (reset --network removes it), and C:\var\lib\kubelet were left alone`,
 		"remove the container runtime join installed", `stopped and removed service "containerd"`,
 		`kept C:\Program Files\containerd: it holds files the installation did not write`,
 		"and the container runtime join installed is removed")
