@@ -396,6 +396,8 @@ type world struct {
 	// with whether the service was installed then; importErr fails them.
 	imports   []string
 	importErr error
+	// hns is the pod network's HNS (podNetHost).
+	hns *fakeHNS
 }
 
 func newWorld(t *testing.T) *world {
@@ -416,6 +418,7 @@ var tokenLine = regexp.MustCompile(`(?m)^(\s*token:).*$`)
 func (w *world) system() System {
 	s := w.system0()
 	s.Runtime = w.runtimeHost()
+	s.PodNet = w.podNetHost()
 	return s
 }
 
@@ -589,6 +592,7 @@ func (w *world) options() Options {
 		LogFile:    logFile,
 		Timeout:    2 * time.Minute,
 		Host:       w.host,
+		Network:    NetworkOptions(w.host),
 	}
 }
 
