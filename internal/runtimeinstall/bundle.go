@@ -46,10 +46,13 @@ var Files = []File{
 // folder, as containerd's own release archive lays them out.
 func BinDir(l config.Layout) string { return ospath.Join(l.GOOS, l.ContainerdDir, "bin") }
 
+// RecordName is the name of RecordFile.
+const RecordName = "installed-by-edgecore.json"
+
 // RecordFile is the record of what join installed, in containerd's folder:
 // reset removes what it lists and only that.
 func RecordFile(l config.Layout) string {
-	return ospath.Join(l.GOOS, l.ContainerdDir, "installed-by-edgecore.json")
+	return ospath.Join(l.GOOS, l.ContainerdDir, RecordName)
 }
 
 // source and target of a bundled file for a release in releaseDir.
@@ -57,12 +60,18 @@ func (f File) source(goos, releaseDir string) string {
 	return ospath.Join(goos, releaseDir, BundleDir, f.Sub, f.Name)
 }
 
-func (f File) target(l config.Layout) string {
+// Target is where the file is installed on the host; `upgrade` replaces
+// it there.
+func (f File) Target(l config.Layout) string {
 	if f.Sub == "cni" {
 		return ospath.Join(l.GOOS, l.CNIBinDir, f.Name)
 	}
 	return ospath.Join(l.GOOS, BinDir(l), f.Name)
 }
+
+// PackagePath is the file's name in a release zip's SHA256SUMS, relative
+// to the zip's top folder.
+func (f File) PackagePath() string { return BundleDir + "/" + f.Sub + "/" + f.Name }
 
 // The runtime choices of join's --runtime flag.
 const (

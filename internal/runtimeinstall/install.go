@@ -202,7 +202,7 @@ func (in *Installer) bundlePresent() (bool, error) {
 func (in *Installer) targets() []string {
 	var out []string
 	for _, f := range Files {
-		out = append(out, f.target(in.o.Layout))
+		out = append(out, f.Target(in.o.Layout))
 	}
 	return out
 }
@@ -286,7 +286,7 @@ func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 		}
 	}
 	for _, f := range Files {
-		dst := f.target(l)
+		dst := f.Target(l)
 		if err := in.h.CopyNew(f.source(in.goos, in.o.ReleaseDir), dst); err != nil {
 			return fmt.Errorf("copy %s: %w", f.Name, err)
 		}
@@ -308,9 +308,19 @@ func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 	return in.writeRecord(out)
 }
 
+// Encode is the record as RecordFile holds it; `upgrade` writes it with
+// the versions it installs.
+func (r Record) Encode() ([]byte, error) {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
 func (in *Installer) writeRecord(out io.Writer) error {
 	in.rec.Versions = in.o.Versions
-	data, err := json.MarshalIndent(in.rec, "", "  ")
+	data, err := in.rec.Encode()
 	if err != nil {
 		return err
 	}
@@ -319,7 +329,7 @@ func (in *Installer) writeRecord(out io.Writer) error {
 	if err := in.h.Remove(p); err != nil && !isNotExist(in.h, p) {
 		return err
 	}
-	if err := in.h.WriteNew(p, append(data, '\n')); err != nil {
+	if err := in.h.WriteNew(p, data); err != nil {
 		return fmt.Errorf("record the installation in %s: %w", p, err)
 	}
 	fmt.Fprintf(out, "recorded in %s\n", p)

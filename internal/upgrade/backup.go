@@ -34,6 +34,10 @@ type BackupInfo struct {
 	// Files maps each file of the backup directory to its SHA-256. The
 	// database is absent when the node had none yet.
 	Files map[string]string `json:"files"`
+	// Runtime maps each container runtime file of the backup (under
+	// runtime\) to where it was installed, when the upgrade that made
+	// the backup replaced the runtime join installed.
+	Runtime map[string]string `json:"runtime,omitempty"`
 }
 
 // dbSidecars are the files SQLite keeps beside a database. A restored
@@ -45,11 +49,17 @@ func dbSidecars(db string) []string {
 
 // backupFiles are the (source, name in the backup) pairs of a journal.
 func backupFiles(goos string, j *Journal) [][2]string {
-	return [][2]string{
+	files := [][2]string{
 		{j.Executable, config.ExecutableName(goos)},
 		{j.ConfigFile, backupConfig},
 		{j.DataSource, backupDB},
 	}
+	if j.Runtime != nil && j.Kind == KindUpgrade {
+		for _, f := range j.Runtime.Files {
+			files = append(files, [2]string{f.Target, f.Backup})
+		}
+	}
+	return files
 }
 
 // backup copies the binary, configuration and database of j into
@@ -70,6 +80,16 @@ func backup(e Env, j *Journal, version string, out io.Writer) (*BackupInfo, erro
 	}
 	b := &BackupInfo{Version: version, Created: e.Clock.Now().UTC(), Executable: j.Executable,
 		ConfigFile: j.ConfigFile, DataSource: j.DataSource, Files: map[string]string{}}
+	if j.Runtime != nil && j.Kind == KindUpgrade {
+		// The runtime's folder as it was, beside the node's files.
+		if err := e.FS.MkdirAll(ospath.Join(e.GOOS, dir, runtimeBackupDir)); err != nil {
+			return nil, fmt.Errorf("create %s: %w", ospath.Join(e.GOOS, dir, runtimeBackupDir), err)
+		}
+		b.Runtime = map[string]string{}
+		for _, f := range j.Runtime.Files {
+			b.Runtime[f.Backup] = f.Target
+		}
+	}
 	for _, f := range backupFiles(e.GOOS, j) {
 		src, name := f[0], f[1]
 		dst := ospath.Join(e.GOOS, dir, name)
@@ -169,13 +189,22 @@ func (d *driver) restore(b *BackupInfo) error {
 			return fmt.Errorf("remove %s, which the backup did not have: %w", j.DataSource, err)
 		}
 		d.printf("removed %s (there was none before)\n", j.DataSource)
-		return nil
+		return d.restoreRuntimeOf(b)
 	}
 	if err := e.FS.CopyFile(ospath.Join(e.GOOS, dir, backupDB), j.DataSource); err != nil {
 		return fmt.Errorf("restore %s: %w", j.DataSource, err)
 	}
 	d.printf("restored %s\n", j.DataSource)
-	return nil
+	return d.restoreRuntimeOf(b)
+}
+
+// restoreRuntimeOf restores the container runtime when the journal
+// carries it.
+func (d *driver) restoreRuntimeOf(b *BackupInfo) error {
+	if d.j.Runtime == nil {
+		return nil
+	}
+	return d.restoreRuntime(b)
 }
 
 // placeBinary puts the file src (whose checksum is sum) at the journal's
@@ -293,6 +322,13 @@ func (d *driver) cleanup() {
 	e, j := d.e, d.j
 	for _, p := range []string{j.Executable + ".new", j.Executable + ".old", j.Old} {
 		if p != "" {
+			e.FS.Remove(p)
+		}
+	}
+	if j.Runtime != nil {
+		// A shim of a container that still runs keeps its renamed
+		// program; the next upgrade removes it.
+		for _, p := range j.Runtime.Old {
 			e.FS.Remove(p)
 		}
 	}

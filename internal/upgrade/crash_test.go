@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -85,18 +86,32 @@ func TestPowerCutAtEveryOperation(t *testing.T) {
 		name       string
 		binary     string
 		runFromExe bool
+		// runtime is the container runtime the package carries, to
+		// replace the one join installed ("": the package carries none).
+		runtime string
 	}{
-		{"healthy new version", newBin, false},
-		{"new version that exits at once", badBin, false},
-		{"healthy new version, upgrade run from the installed binary", newBin, true},
-		{"new version that exits at once, upgrade run from the installed binary", badBin, true},
+		{"healthy new version", newBin, false, ""},
+		{"new version that exits at once", badBin, false, ""},
+		{"healthy new version, upgrade run from the installed binary", newBin, true, ""},
+		{"new version that exits at once, upgrade run from the installed binary", badBin, true, ""},
+		{"healthy new version and a new runtime", newBin, false, pkgNew},
+		{"new version that exits at once, and a new runtime", badBin, false, pkgNew},
+		{"healthy new version and a runtime that never answers CRI", newBin, false, pkgNoCRI},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			phases := map[Phase]bool{}
+			runtimeCuts := 0
 			for n := 1; ; n++ {
 				h := newHost(tc.binary)
+				var st *Staged
+				if tc.runtime != "" {
+					st = h.withRuntime(true, tc.runtime)
+				}
 				e := h.env(driverPID, "v0.1.0")
 				j := h.plannedUpgrade(e)
+				if st != nil {
+					j, _ = h.plannedRuntimeUpgrade(t, e, st)
+				}
 				h.ops.n, h.ops.cutAt = 0, n
 				if tc.runFromExe {
 					h.fs.pinned[key(h.exe)] = true
@@ -118,6 +133,9 @@ func TestPowerCutAtEveryOperation(t *testing.T) {
 					break
 				}
 				delete(h.alive, driverPID)
+				if strings.Contains(op, `\containerd\`) || strings.Contains(op, "containerd") {
+					runtimeCuts++
+				}
 				h.fs.pinned = map[string]bool{}
 				h.ops.cutAt = 0
 				// What the service manager would start now.
@@ -183,6 +201,19 @@ func TestPowerCutAtEveryOperation(t *testing.T) {
 					t.Errorf("power cut %s: after recovery the service starts %s (journal image %q), want %s\n%s", where, h.svc.exe, after.Image, h.exe, out.String())
 				}
 				success := after != nil && after.Outcome == OutcomeSuccess
+				if tc.runtime != "" {
+					// containerd runs, on the runtime of the version
+					// that runs: the new one only with the new edgecore.
+					rt := h.svc.rt
+					want, version := pkgSame, "v2.1.4"
+					if success {
+						want, version = tc.runtime, "v2.2.0"
+					}
+					h.wantRuntime(t, want)
+					if rt.st.State != service.Running || rt.running.version != version {
+						t.Errorf("power cut %s: containerd is %v running %s, want %s\n%s", where, rt.st.State, rt.running.version, version, out.String())
+					}
+				}
 				switch {
 				case success:
 					if bin != newBin || h.svc.running.version != "v0.2.0" {
@@ -205,9 +236,12 @@ func TestPowerCutAtEveryOperation(t *testing.T) {
 					t.Errorf("power cut %s: empty result", where)
 				}
 			}
+			if tc.runtime != "" && runtimeCuts < 2*len(runtimeinstall.Files) {
+				t.Errorf("only %d power cuts fell on the runtime's files and service", runtimeCuts)
+			}
 			// The cuts fell into every phase the path goes through.
 			want := []Phase{PhasePlanned, PhaseStop, PhaseBackup, PhaseSwap, PhaseStart, PhaseRollbackStop, PhaseRestore, PhaseRollbackStart}
-			if tc.binary == newBin {
+			if tc.binary == newBin && tc.runtime != pkgNoCRI {
 				want = []Phase{PhasePlanned, PhaseStop, PhaseBackup, PhaseSwap, PhaseStart}
 			}
 			for _, p := range want {

@@ -160,7 +160,11 @@ func (d *driver) upgrade(ctx context.Context) Result {
 	}
 	d.printf("stopped\n")
 
-	steps.Title(d.out, 2, upgradeSteps, fmt.Sprintf("back up %s, %s and %s to %s", j.Executable, j.ConfigFile, j.DataSource, j.Backup))
+	what := fmt.Sprintf("%s, %s and %s", j.Executable, j.ConfigFile, j.DataSource)
+	if j.Runtime != nil {
+		what = fmt.Sprintf("%s, %s, %s and the container runtime (%s)", j.Executable, j.ConfigFile, j.DataSource, versionsLine(j.Runtime.From))
+	}
+	steps.Title(d.out, 2, upgradeSteps, fmt.Sprintf("back up %s to %s", what, j.Backup))
 	if err := d.phase(PhaseBackup); err != nil {
 		return d.abort(err.Error())
 	}
@@ -172,6 +176,9 @@ func (d *driver) upgrade(ctx context.Context) Result {
 	if j.StagedConfig != "" {
 		title += ", and " + j.ConfigFile + " with its configuration"
 	}
+	if j.Runtime != nil {
+		title += ", and the container runtime with " + versionsLine(j.Runtime.To)
+	}
 	steps.Title(d.out, 3, upgradeSteps, title)
 	if err := d.phase(PhaseSwap); err != nil {
 		return d.rollback(err.Error())
@@ -182,6 +189,11 @@ func (d *driver) upgrade(ctx context.Context) Result {
 	d.printf("%s is now %s\n", j.Executable, j.To)
 	if err := d.placeConfig(); err != nil {
 		return d.rollback(err.Error())
+	}
+	if j.Runtime != nil {
+		if err := d.swapRuntime(); err != nil {
+			return d.rollback(err.Error())
+		}
 	}
 
 	if err := d.startAndGate(ctx, 4, upgradeSteps); err != nil {
@@ -201,12 +213,25 @@ func (d *driver) startAndGate(ctx context.Context, i, n int) error {
 	if err := d.phase(PhaseStart); err != nil {
 		return err
 	}
+	if j.Runtime != nil {
+		// edgecore's service depends on containerd's: the new runtime
+		// runs and answers CRI first.
+		if err := d.startRuntime(ctx); err != nil {
+			return err
+		}
+	}
 	// A record left by an earlier run must not pass for this one.
 	e.FS.Remove(e.Paths.Health)
 	if err := e.Services.Start(j.Service); err != nil {
 		return fmt.Errorf("the service %s did not start: %v", j.Service, err)
 	}
-	return d.gate(ctx)
+	if err := d.gate(ctx); err != nil {
+		return err
+	}
+	if j.Runtime != nil {
+		return d.checkRuntimeRuns(ctx)
+	}
+	return nil
 }
 
 // abort ends an upgrade that replaced nothing: the service, which may have
@@ -264,6 +289,9 @@ func (d *driver) rollback(reason string) Result {
 		// Only the configuration changed.
 		files = j.ConfigFile
 	}
+	if j.Runtime != nil {
+		files = fmt.Sprintf("%s, %s, %s and the container runtime", j.Executable, j.ConfigFile, j.DataSource)
+	}
 	steps.Title(d.out, 2, rollbackSteps, fmt.Sprintf("restore %s from %s", files, j.Backup))
 	if err := d.phase(PhaseRestore); err != nil {
 		return fail("restore", err)
@@ -306,6 +334,11 @@ func (d *driver) rollback(reason string) Result {
 	j.GateStart = e.Clock.Now().UTC()
 	if err := d.phase(PhaseRollbackStart); err != nil {
 		return fail("start", err)
+	}
+	if j.Runtime != nil {
+		if err := d.startRuntime(ctx); err != nil {
+			return fail("start", err)
+		}
 	}
 	e.FS.Remove(e.Paths.Health)
 	if err := e.Services.Start(j.Service); err != nil {

@@ -50,6 +50,11 @@ type fakeFS struct {
 	// pinned the one the test's own command runs from.
 	inUse  map[string]bool
 	pinned map[string]bool
+	// shims are the programs running containers' shims were started
+	// from: they outlive containerd, as runhcs shims do.
+	shims map[string]bool
+	// containerd is the program containerd's service process runs.
+	containerd map[string]bool
 	// fail makes an operation fail: op is "write", "copy", "rename",
 	// "remove", "removeall".
 	fail func(op, path string) error
@@ -60,7 +65,7 @@ type fakeFS struct {
 }
 
 func newFakeFS(o *ops) *fakeFS {
-	return &fakeFS{ops: o, files: map[string][]byte{}, dirs: map[string]bool{}, inUse: map[string]bool{}, pinned: map[string]bool{},
+	return &fakeFS{ops: o, files: map[string][]byte{}, dirs: map[string]bool{}, inUse: map[string]bool{}, pinned: map[string]bool{}, shims: map[string]bool{}, containerd: map[string]bool{},
 		mtime: map[string]time.Time{}, now: func() time.Time { return time.Time{} }}
 }
 
@@ -70,7 +75,9 @@ var errInUse = errors.New("Access is denied (the file is in use by a running pro
 
 func notExist(op, p string) error { return &fs.PathError{Op: op, Path: p, Err: fs.ErrNotExist} }
 
-func (f *fakeFS) busy(p string) bool { return f.inUse[key(p)] || f.pinned[key(p)] }
+func (f *fakeFS) busy(p string) bool {
+	return f.inUse[key(p)] || f.pinned[key(p)] || f.shims[key(p)] || f.containerd[key(p)]
+}
 
 func (f *fakeFS) check(op, p string) error {
 	if f.fail != nil {
@@ -173,7 +180,7 @@ func (f *fakeFS) Rename(from, to string) error {
 	f.files[key(to)] = d
 	f.touchParent(from)
 	f.touchParent(to)
-	for _, m := range []map[string]bool{f.inUse, f.pinned} {
+	for _, m := range []map[string]bool{f.inUse, f.pinned, f.shims, f.containerd} {
 		if m[key(from)] {
 			delete(m, key(from))
 			m[key(to)] = true
@@ -364,11 +371,16 @@ type fakeServices struct {
 	badConfig string
 	log       []string
 	spawned   [][]string
+	// rt is containerd's service, when the host has it.
+	rt *fakeRuntime
 }
 
 func (s *fakeServices) Query(name string) (service.Status, error) {
 	if s.queryErr != nil {
 		return service.Status{Name: name}, s.queryErr
+	}
+	if s.rt != nil && name == s.rt.name {
+		return s.rt.st, nil
 	}
 	if name != s.name {
 		return service.Status{Name: name}, nil
@@ -380,6 +392,9 @@ func (s *fakeServices) Query(name string) (service.Status, error) {
 }
 
 func (s *fakeServices) Start(name string) error {
+	if s.rt != nil && name == s.rt.name {
+		return s.rt.start()
+	}
 	s.ops.do("start service")
 	if s.st.State == service.Running {
 		return nil
@@ -445,6 +460,9 @@ func (s *fakeServices) SetCommandLine(name, line string) error {
 }
 
 func (s *fakeServices) Stop(name string) error {
+	if s.rt != nil && name == s.rt.name {
+		return s.rt.stop()
+	}
 	s.ops.do("stop service")
 	if s.st.State == service.Running {
 		s.exit(service.Status{State: service.Stopped})
@@ -483,6 +501,16 @@ func (s *fakeServices) boot() error {
 	s.fs.inUse = map[string]bool{}
 	s.st = service.Status{State: service.Stopped}
 	s.node = nil
+	if s.rt != nil {
+		// No container survives a power cut; edgecore's service
+		// depends on containerd's, which starts first, and does not
+		// start when containerd does not.
+		s.fs.shims = map[string]bool{}
+		s.rt.st = service.Status{Name: s.rt.name, Installed: true, State: service.Stopped}
+		if err := s.rt.start(); err != nil {
+			return err
+		}
+	}
 	return s.Start(s.name)
 }
 
@@ -495,6 +523,7 @@ type host struct {
 	svc    *fakeServices
 	alive  map[int]bool
 	paths  Paths
+	layout config.Layout
 	exe    string
 	config string
 	db     string
@@ -518,6 +547,7 @@ func newHost(newBinary string) *host {
 	h := &host{
 		ops: o, fs: f, clock: c, alive: map[int]bool{},
 		paths:  NewPaths(layout),
+		layout: layout,
 		exe:    `C:\Program Files\edge core\edgecore.exe`,
 		config: `C:\etc\kubeedge\config files\edgecore.yaml`,
 		db:     `C:\var\lib\kube edge\edgecore.db`,
@@ -546,8 +576,12 @@ func newHost(newBinary string) *host {
 
 // env is the host as process pid of version sees it.
 func (h *host) env(pid int, version string) Env {
+	var rt RuntimeEnv
+	if h.svc.rt != nil {
+		rt = RuntimeEnv{Layout: h.layout, CRI: h.svc.rt.cri}
+	}
 	return Env{
-		GOOS: config.Windows, Paths: h.paths, FS: h.fs, Services: h.svc, Service: "edgecore", Clock: h.clock,
+		GOOS: config.Windows, Paths: h.paths, FS: h.fs, Services: h.svc, Service: "edgecore", Clock: h.clock, Runtime: rt,
 		Restrict: func(dir string) error { h.ops.do("restrict " + dir); return nil },
 		Spawn: func(exe string, args []string, log string) (int, error) {
 			h.svc.spawned = append(h.svc.spawned, append([]string{exe}, args...))
@@ -561,7 +595,8 @@ func (h *host) env(pid int, version string) Env {
 
 func (h *host) facts() Facts {
 	return Facts{
-		DataSource: func(string) (string, error) { return h.db, nil },
+		DataSource:  func(string) (string, error) { return h.db, nil },
+		CRIEndpoint: func(string) (string, error) { return criPipe, nil },
 		VersionOf: func(exe string) (string, error) {
 			content, _ := h.fs.get(exe)
 			if b, ok := h.svc.binaries[content]; ok {

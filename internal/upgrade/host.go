@@ -23,6 +23,10 @@ import (
 type Facts struct {
 	// DataSource reads the database path from a configuration file.
 	DataSource func(configFile string) (string, error)
+	// CRIEndpoint reads the node's CRI endpoint from a configuration
+	// file, which an upgrade that replaces the container runtime asks
+	// before edgecore starts.
+	CRIEndpoint func(configFile string) (string, error)
 	// VersionOf asks an edgecore binary for its version.
 	VersionOf func(exe string) (string, error)
 	// Arch is the host's architecture in Go's names.
@@ -116,8 +120,16 @@ func Upgrade(ctx context.Context, out io.Writer, e Env, f Facts, o UpgradeOption
 		return refuse(err)
 	}
 	res.To = st.Manifest.Version
+	rs, note, err := planRuntime(e, f, in, st)
+	if err != nil {
+		return refuse(err)
+	}
+	if note != "" {
+		fmt.Fprintf(out, "Container runtime: %s\n", note)
+	}
 	j := newJournal(e, KindUpgrade, in, o.Timeout)
 	j.To, j.Backup, j.Staged, j.StagedSHA256 = st.Manifest.Version, e.Paths.Backup(backupName(in.Version, e)), st.Binary, st.SHA256
+	j.Runtime = rs
 	if in.Version == "" {
 		j.From = "unknown"
 	}
@@ -184,11 +196,18 @@ func Rollback(ctx context.Context, out io.Writer, e Env, f Facts, o RollbackOpti
 		return refuse(err)
 	}
 	res.To = b.Version
+	rs, note, err := rollbackRuntime(e, f, in, dir, b)
+	if err != nil {
+		return refuse(err)
+	}
+	if note != "" {
+		fmt.Fprintf(out, "Container runtime: %s\n", note)
+	}
 	j := newJournal(e, KindRollback, in, o.Timeout)
 	if in.Version == "" {
 		j.From = "unknown"
 	}
-	j.To, j.Backup = b.Version, dir
+	j.To, j.Backup, j.Runtime = b.Version, dir, rs
 	r, err := Execute(ctx, out, e, j)
 	if err != nil {
 		return refuse(err)
@@ -260,6 +279,9 @@ type Staged struct {
 	Package string `json:"package"`
 	Binary  string `json:"binary"`
 	SHA256  string `json:"sha256"`
+	// Runtime is the container runtime the package carries, nil when
+	// it carries none.
+	Runtime *StagedRuntime `json:"runtime,omitempty"`
 }
 
 const stagedFile = "staged.json"
@@ -321,6 +343,9 @@ func stagePackage(e Env, path, digest string, t release.Target, accept func(rele
 		return nil, fmt.Errorf("package %s: %w", path, err)
 	}
 	st = &Staged{Manifest: m, Package: path, Binary: bin, SHA256: p.Files[m.Binary]}
+	if st.Runtime, err = stageRuntime(e, p, dir, out); err != nil {
+		return nil, err
+	}
 	data, _ := json.MarshalIndent(st, "", "  ")
 	if err := e.FS.WriteFile(stagedPath, data); err != nil {
 		return nil, err
@@ -343,6 +368,9 @@ func loadStaged(e Env, version string) (*Staged, error) {
 	}
 	if sum, err := e.FS.SHA256(st.Binary); err != nil || sum != st.SHA256 {
 		return nil, fmt.Errorf("the staged binary %s changed after it was verified (%v)", st.Binary, err)
+	}
+	if err := st.Runtime.check(e); err != nil {
+		return nil, err
 	}
 	return &st, nil
 }

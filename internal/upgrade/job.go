@@ -337,8 +337,16 @@ func (js *Jobs) Upgrade(req Request) (Report, bool) {
 	if err != nil {
 		return fail(err)
 	}
+	rs, note, err := planRuntime(e, js.Facts, in, st)
+	if err != nil {
+		return fail(err)
+	}
+	if note != "" {
+		js.Logf("NodeUpgradeJob %s: container runtime: %s", req.Job.TaskID, note)
+	}
 	j := newJournal(e, KindUpgrade, in, s.Timeout())
 	j.To, j.Backup, j.Staged, j.StagedSHA256 = st.Manifest.Version, e.Paths.Backup(e.Version), st.Binary, st.SHA256
+	j.Runtime = rs
 	return js.handOver(req, j, "Upgrade")
 }
 
@@ -358,8 +366,15 @@ func (js *Jobs) Rollback(req Request) (Report, bool) {
 	if s, err := LoadSettings(e, js.ConfigFile); err == nil {
 		timeout = s.Timeout()
 	}
+	rs, note, err := rollbackRuntime(e, js.Facts, in, dir, b)
+	if err != nil {
+		return Report{Event: "Rollback", Reason: err.Error()}, true
+	}
+	if note != "" {
+		js.Logf("NodeUpgradeJob %s: container runtime: %s", req.Job.TaskID, note)
+	}
 	j := newJournal(e, KindRollback, in, timeout)
-	j.To, j.Backup = b.Version, dir
+	j.To, j.Backup, j.Runtime = b.Version, dir, rs
 	return js.handOver(req, j, "Rollback")
 }
 

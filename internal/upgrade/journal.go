@@ -67,8 +67,14 @@ const (
 
 // journalFormat is the journal's layout version: an edgecore that finds a
 // newer one (written by a later release) leaves it alone rather than
-// misread it.
-const journalFormat = 1
+// misread it. A journal that also replaces the container runtime is
+// format 2, so that a release which would roll back edgecore and leave
+// the new runtime in place does not take it over; any other stays 1,
+// which every release carries out.
+const (
+	journalFormat          = 2
+	journalFormatNoRuntime = 1
+)
 
 // Journal is the record of one upgrade or rollback.
 type Journal struct {
@@ -117,6 +123,9 @@ type Journal struct {
 	Driver    Driver    `json:"driver"`
 	Outcome   Outcome   `json:"outcome,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
+	// Runtime is the container runtime join installed that the upgrade
+	// replaces too (or the rollback restores); nil when it is left alone.
+	Runtime *RuntimeSwap `json:"runtime,omitempty"`
 	// Job is the NodeUpgradeJob task this journal carries out, if it came
 	// from the cloud: whichever edgecore runs when it is done reports it.
 	Job *Job `json:"job,omitempty"`
@@ -236,6 +245,12 @@ func checkJournalPaths(e Env, j *Journal) error {
 	if err := within("stagedConfig", j.StagedConfig, false, e.Paths.StateDir); err != nil {
 		return err
 	}
+	if j.Runtime != nil {
+		if err := checkRuntimeSwap(e, j.Runtime); err != nil {
+			return fmt.Errorf("the upgrade journal %s: %v: edgecore copies nothing a journal names outside the runtime join installs; fix: find out who wrote %s, then delete it",
+				e.Paths.Journal, err, e.Paths.Journal)
+		}
+	}
 	exe, configFile, err := serviceFiles(e)
 	if err != nil {
 		return fmt.Errorf("the upgrade journal %s cannot be checked against the service %q: %w; nothing is run or copied from it until it can",
@@ -293,6 +308,9 @@ func serviceFiles(e Env) (exe, configFile string, err error) {
 // cut that comes right after.
 func saveJournal(e Env, j *Journal) error {
 	j.Format = journalFormat
+	if j.Runtime == nil {
+		j.Format = journalFormatNoRuntime
+	}
 	data, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return err

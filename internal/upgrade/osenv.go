@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/internal/version"
@@ -38,6 +39,7 @@ func HostEnv(host config.Host) Env {
 		Restrict: func(dir string) error { return acl.ApplyTree(dir, acl.DirectorySDDL) },
 		Spawn:    spawnDetached,
 		Alive:    processAlive,
+		Runtime:  RuntimeEnv{Layout: config.NewLayout(host), CRI: hostprobe.System().CRI},
 		PID:      os.Getpid(),
 		Version:  version.Get().Version,
 	}
@@ -52,6 +54,13 @@ func HostFacts(host config.Host) Facts {
 				return "", err
 			}
 			return c.DataBase.DataSource, nil
+		},
+		CRIEndpoint: func(configFile string) (string, error) {
+			c, _, err := config.Load(configFile, host)
+			if err != nil {
+				return "", err
+			}
+			return c.Modules.Edged.TailoredKubeletConfig.ContainerRuntimeEndpoint, nil
 		},
 		VersionOf: versionOf,
 		Arch:      runtime.GOARCH,

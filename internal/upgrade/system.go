@@ -85,6 +85,9 @@ type Env struct {
 	Spawn func(exe string, args []string, logFile string) (int, error)
 	// Alive reports whether a process with this ID runs.
 	Alive func(pid int) bool
+	// Runtime is where the container runtime join installs lives; the
+	// zero value leaves the runtime out of upgrades.
+	Runtime RuntimeEnv
 	// PID is this process's ID and Version this binary's version
 	// (internal/version).
 	PID     int

@@ -1,0 +1,370 @@
+package upgrade
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/release"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+const criPipe = "npipe://./pipe/containerd-containerd"
+
+var (
+	rtOld = map[string]string{"containerd": "v2.1.4", "hcsshim": "v0.13.0", "cni-plugins": "v1.10.0"}
+	rtNew = map[string]string{"containerd": "v2.2.0", "hcsshim": "v0.13.1", "cni-plugins": "v1.10.0"}
+)
+
+// The runtime's programs in the fake are told apart by their content.
+const (
+	pkgSame  = "same"
+	pkgNew   = "new"
+	pkgNoCRI = "new containerd that never answers CRI"
+)
+
+func rtContent(f runtimeinstall.File, pkg string) string {
+	switch pkg {
+	case pkgSame:
+		return f.Name + " v1"
+	case pkgNoCRI:
+		if f.Name == "containerd.exe" {
+			return f.Name + " v2 without CRI"
+		}
+	}
+	return f.Name + " v2"
+}
+
+// rtProgram is how a containerd.exe behaves when its service runs it.
+type rtProgram struct {
+	version string
+	answers bool
+}
+
+// fakeRuntime is containerd's service: it runs the containerd.exe in
+// place, and answers CRI while it runs one that does.
+type fakeRuntime struct {
+	ops      *ops
+	fs       *fakeFS
+	name     string
+	exe      string
+	st       service.Status
+	nextPID  uint32
+	programs map[string]rtProgram
+	running  rtProgram
+	starts   int
+	stops    int
+}
+
+func (r *fakeRuntime) start() error {
+	r.ops.do("start containerd")
+	if r.st.State == service.Running {
+		return nil
+	}
+	content, ok := r.fs.get(r.exe)
+	p, known := r.programs[content]
+	if !ok || !known {
+		r.st = service.Status{Name: r.name, Installed: true, State: service.Stopped, Win32ExitCode: 2}
+		return fmt.Errorf("start service %q: The system cannot find the file specified", r.name)
+	}
+	r.nextPID++
+	r.st = service.Status{Name: r.name, Installed: true, State: service.Running, ProcessID: r.nextPID}
+	r.fs.containerd = map[string]bool{key(r.exe): true}
+	r.running = p
+	r.starts++
+	return nil
+}
+
+func (r *fakeRuntime) stop() error {
+	r.ops.do("stop containerd")
+	if r.st.State == service.Running {
+		r.stops++
+	}
+	r.st = service.Status{Name: r.name, Installed: true, State: service.Stopped}
+	// The containers' shims keep running: only containerd's process
+	// ends.
+	r.fs.containerd = map[string]bool{}
+	return nil
+}
+
+func (r *fakeRuntime) cri(_ context.Context, endpoint string) (hostprobe.CRIStatus, error) {
+	if endpoint != criPipe || r.st.State != service.Running || !r.running.answers {
+		return hostprobe.CRIStatus{}, errors.New(`open \\.\pipe\containerd-containerd: The system cannot find the file specified.`)
+	}
+	return hostprobe.CRIStatus{RuntimeName: "containerd", RuntimeVersion: r.running.version, RuntimeAPIVersion: "v1"}, nil
+}
+
+// withRuntime installs containerd v2.1.4 on the host, recorded as join's
+// when byJoin, running, and returns the staged v0.2.0 package carrying
+// the runtime pkg.
+func (h *host) withRuntime(byJoin bool, pkg string) *Staged {
+	l := h.layout
+	rt := &fakeRuntime{ops: h.ops, fs: h.fs, name: runtimeinstall.ServiceName, exe: runtimeinstall.Files[0].Target(l), nextPID: 300,
+		programs: map[string]rtProgram{
+			"containerd.exe v1":              {version: "v2.1.4", answers: true},
+			"containerd.exe v2":              {version: "v2.2.0", answers: true},
+			"containerd.exe v2 without CRI": {version: "v2.2.0"},
+		}}
+	h.svc.rt = rt
+	rec := runtimeinstall.Record{Service: runtimeinstall.ServiceName, Versions: rtOld}
+	for _, f := range runtimeinstall.Files {
+		h.fs.put(f.Target(l), []byte(rtContent(f, pkgSame)))
+		rec.Files = append(rec.Files, f.Target(l))
+	}
+	h.fs.put(l.ContainerdConfigFile, []byte("version = 3"))
+	rec.Files = append(rec.Files, l.ContainerdConfigFile)
+	if byJoin {
+		data, _ := rec.Encode()
+		h.fs.put(runtimeinstall.RecordFile(l), data)
+	}
+	rt.start()
+	// A running container's shim holds its program.
+	h.fs.shims[key(runtimeinstall.Files[2].Target(l))] = true
+
+	st := &Staged{Manifest: release.Manifest{Version: "v0.2.0"}, Binary: h.staged, SHA256: sum(h.stagedContent())}
+	sr := &StagedRuntime{Sums: map[string]string{}, Versions: rtNew}
+	if pkg == pkgSame {
+		sr.Versions = rtOld
+	} else {
+		sr.Dir = ospath.Join(ospath.Windows, h.paths.Staging("v0.2.0"), "runtime")
+	}
+	for _, f := range runtimeinstall.Files {
+		c := rtContent(f, pkg)
+		sr.Sums[f.PackagePath()] = sum(c)
+		if sr.Dir != "" {
+			h.fs.put(sr.file(ospath.Windows, f), []byte(c))
+		}
+	}
+	st.Runtime = sr
+	return st
+}
+
+// plannedRuntimeUpgrade is the journal the upgrade command writes for
+// v0.2.0 with the staged package st, and what it says of the runtime.
+func (h *host) plannedRuntimeUpgrade(t *testing.T, e Env, st *Staged) (*Journal, string) {
+	t.Helper()
+	j := h.plannedUpgrade(e)
+	in := Installed{Service: "edgecore", Executable: h.exe, ConfigFile: h.config, DataSource: h.db, Version: "v0.1.0"}
+	rs, note, err := planRuntime(e, h.facts(), in, st)
+	if err != nil {
+		t.Fatalf("planRuntime: %v", err)
+	}
+	j.Runtime = rs
+	return j, note
+}
+
+// wantRuntime checks every runtime program is the one of pkg.
+func (h *host) wantRuntime(t *testing.T, pkg string) {
+	t.Helper()
+	for _, f := range runtimeinstall.Files {
+		h.must(t, f.Target(h.layout), rtContent(f, pkg))
+	}
+}
+
+func (h *host) recordVersions(t *testing.T) map[string]string {
+	t.Helper()
+	rec, ok, err := runtimeinstall.ReadRecord(runtimeHost(h.env(1, "v0.1.0")), h.layout)
+	if err != nil || !ok {
+		t.Fatalf("join's record: %v %v", ok, err)
+	}
+	return rec.Versions
+}
+
+func TestUpgradeWithTheSameRuntimeLeavesContainerdRunning(t *testing.T) {
+	h := newHost(newBin)
+	st := h.withRuntime(true, pkgSame)
+	e := h.env(driverPID, "v0.1.0")
+	j, note := h.plannedRuntimeUpgrade(t, e, st)
+	if j.Runtime != nil {
+		t.Fatalf("a package with the installed runtime plans a runtime swap: %+v", j.Runtime)
+	}
+	if !strings.Contains(note, "containerd is not restarted, running containers are not touched") {
+		t.Errorf("note %q", note)
+	}
+	pid := h.svc.rt.st.ProcessID
+	r, out := h.run(t, j)
+	if r.Status != StatusSuccess {
+		t.Fatalf("%+v\n%s", r, out)
+	}
+	if h.svc.rt.stops != 0 || h.svc.rt.st.ProcessID != pid {
+		t.Errorf("containerd was restarted (%d stops, process %d then %d)", h.svc.rt.stops, pid, h.svc.rt.st.ProcessID)
+	}
+	h.wantRuntime(t, pkgSame)
+	if strings.Contains(out, "containerd") {
+		t.Errorf("the upgrade's steps name containerd:\n%s", out)
+	}
+	if loaded := h.journal(t); loaded.Format != journalFormatNoRuntime {
+		t.Errorf("journal format %d, want %d: every release can carry out an upgrade that leaves the runtime alone", loaded.Format, journalFormatNoRuntime)
+	}
+}
+
+func TestUpgradeLeavesTheOperatorsRuntimeAlone(t *testing.T) {
+	h := newHost(newBin)
+	st := h.withRuntime(false, pkgNew)
+	e := h.env(driverPID, "v0.1.0")
+	j, note := h.plannedRuntimeUpgrade(t, e, st)
+	if j.Runtime != nil {
+		t.Fatalf("a runtime join did not install is replaced: %+v", j.Runtime)
+	}
+	if !strings.Contains(note, "the host's own (join did not install it: no C:\\Program Files\\containerd\\installed-by-edgecore.json), kept as it is") {
+		t.Errorf("note %q", note)
+	}
+	if r, out := h.run(t, j); r.Status != StatusSuccess {
+		t.Fatalf("%+v\n%s", r, out)
+	}
+	if h.svc.rt.stops != 0 {
+		t.Errorf("the operator's containerd was stopped")
+	}
+	h.wantRuntime(t, pkgSame)
+}
+
+func TestUpgradeReplacesTheRuntimeJoinInstalled(t *testing.T) {
+	h := newHost(newBin)
+	st := h.withRuntime(true, pkgNew)
+	e := h.env(driverPID, "v0.1.0")
+	j, note := h.plannedRuntimeUpgrade(t, e, st)
+	if j.Runtime == nil {
+		t.Fatal("no runtime swap planned")
+	}
+	wantLines(t, note, "containerd cni-plugins v1.10.0, containerd v2.1.4, hcsshim v0.13.0 is replaced by the package's cni-plugins v1.10.0, containerd v2.2.0, hcsshim v0.13.1",
+		"must answer CRI at "+criPipe)
+	r, out := h.run(t, j)
+	if r.Status != StatusSuccess {
+		t.Fatalf("%+v\n%s", r, out)
+	}
+	h.wantRuntime(t, pkgNew)
+	h.must(t, h.exe, newBin)
+	if v := h.recordVersions(t); v["containerd"] != "v2.2.0" || v["hcsshim"] != "v0.13.1" {
+		t.Errorf("join's record names %v after the upgrade", v)
+	}
+	// The old runtime is in the backup, beside the node's files.
+	for _, f := range runtimeinstall.Files {
+		h.must(t, ospath.Join(ospath.Windows, h.paths.Backup("v0.1.0"), "runtime", f.Name), rtContent(f, pkgSame))
+	}
+	if h.svc.rt.stops != 1 || h.svc.rt.st.State != service.Running || h.svc.rt.running.version != "v2.2.0" {
+		t.Errorf("containerd: %d stops, %v, running %s", h.svc.rt.stops, h.svc.rt.st.State, h.svc.rt.running.version)
+	}
+	wantLines(t, out,
+		"back up C:\\Program Files\\edge core\\edgecore.exe, C:\\etc\\kubeedge\\config files\\edgecore.yaml, C:\\var\\lib\\kube edge\\edgecore.db and the container runtime (cni-plugins v1.10.0, containerd v2.1.4, hcsshim v0.13.0)",
+		"and the container runtime with cni-plugins v1.10.0, containerd v2.2.0, hcsshim v0.13.1",
+		"stopped the service containerd; running containers keep running, each under its own runhcs shim",
+		`C:\Program Files\containerd\bin\containerd-shim-runhcs-v1.exe was in use (a running container's shim): renamed to C:\Program Files\containerd\bin\containerd-shim-runhcs-v1.exe.old`,
+		"containerd v2.2.0 answers CRI at "+criPipe,
+		"containerd still answers CRI")
+	// containerd answers before edgecore starts.
+	if strings.Index(out, "answers CRI at") > strings.Index(out, "the service runs (process") {
+		t.Errorf("edgecore started before containerd answered:\n%s", out)
+	}
+	// The shim's old program still runs its container: it stays until
+	// the next upgrade.
+	if _, ok := h.fs.get(runtimeinstall.Files[2].Target(h.layout) + ".old"); !ok {
+		t.Errorf("the running shim's program was removed")
+	}
+	if loaded := h.journal(t); loaded.Format != journalFormat {
+		t.Errorf("journal format %d, want %d", loaded.Format, journalFormat)
+	}
+
+	// `edgecore.exe rollback` takes the runtime back too.
+	var rout bytes.Buffer
+	h.alive[800] = true
+	rr := Rollback(context.Background(), &rout, h.env(800, "v0.2.0"), h.facts(), RollbackOptions{Timeout: time.Minute, Service: "edgecore"})
+	if rr.Status != StatusSuccess {
+		t.Fatalf("rollback: %+v\n%s", rr, rout.String())
+	}
+	h.wantRuntime(t, pkgSame)
+	h.must(t, h.exe, oldBin)
+	if v := h.recordVersions(t); v["containerd"] != "v2.1.4" {
+		t.Errorf("join's record names %v after the rollback", v)
+	}
+	if h.svc.rt.stops != 2 || h.svc.rt.running.version != "v2.1.4" || h.svc.rt.st.State != service.Running {
+		t.Errorf("containerd after the rollback: %d stops, %v, running %s", h.svc.rt.stops, h.svc.rt.st.State, h.svc.rt.running.version)
+	}
+	wantLines(t, rout.String(), "Container runtime: the backup's (cni-plugins v1.10.0, containerd v2.1.4, hcsshim v0.13.0) goes back",
+		"restored the container runtime (", "containerd v2.1.4 answers CRI at")
+}
+
+func TestFailedGateRestoresTheRuntime(t *testing.T) {
+	for _, tc := range []struct {
+		name, binary, pkg, reason string
+	}{
+		{"containerd does not answer CRI", newBin, pkgNoCRI, "containerd does not answer CRI at " + criPipe},
+		{"edgecore exits at once", badBin, pkgNew, "did not start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHost(tc.binary)
+			st := h.withRuntime(true, tc.pkg)
+			e := h.env(driverPID, "v0.1.0")
+			j, _ := h.plannedRuntimeUpgrade(t, e, st)
+			r, out := h.run(t, j)
+			if r.Status != StatusRolledBack || !strings.Contains(r.Reason, tc.reason) {
+				t.Fatalf("%+v, want rolled back for %q\n%s", r, tc.reason, out)
+			}
+			h.wantRuntime(t, pkgSame)
+			h.must(t, h.exe, oldBin)
+			if v := h.recordVersions(t); v["containerd"] != "v2.1.4" {
+				t.Errorf("join's record names %v", v)
+			}
+			if h.svc.rt.st.State != service.Running || h.svc.rt.running.version != "v2.1.4" || h.svc.rt.stops != 2 {
+				t.Errorf("containerd: %d stops, %v, running %s", h.svc.rt.stops, h.svc.rt.st.State, h.svc.rt.running.version)
+			}
+			if h.svc.st.State != service.Running || h.svc.running.version != "v0.1.0" {
+				t.Errorf("edgecore: %v, running %s", h.svc.st.State, h.svc.running.version)
+			}
+			wantLines(t, out, "restored the container runtime (", "containerd v2.1.4 answers CRI at")
+		})
+	}
+}
+
+func TestAJournalNamingOtherFilesAsTheRuntimeIsRefused(t *testing.T) {
+	h := newHost(newBin)
+	st := h.withRuntime(true, pkgNew)
+	e := h.env(driverPID, "v0.1.0")
+	j, _ := h.plannedRuntimeUpgrade(t, e, st)
+	j.Phase = PhaseSwap
+	for _, tc := range []struct {
+		name   string
+		change func(rs *RuntimeSwap)
+		want   string
+	}{
+		{"target", func(rs *RuntimeSwap) { rs.Files[0].Target = `C:\Windows\System32\drivers\etc\hosts` }, "is not one join installs"},
+		{"backup name", func(rs *RuntimeSwap) { rs.Files[0].Backup = `..\..\x` }, "has the backup name"},
+		{"staged", func(rs *RuntimeSwap) { rs.Files[0].Staged = `C:\Users\Public\containerd.exe` }, "outside"},
+		{"service", func(rs *RuntimeSwap) { rs.Service = "WinRM" }, `not "containerd"`},
+		{"old", func(rs *RuntimeSwap) { rs.Old = []string{`C:\Windows\notepad.exe`} }, "not a renamed runtime file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := *j
+			rs := *j.Runtime
+			rs.Files = append([]RuntimeFile(nil), j.Runtime.Files...)
+			tc.change(&rs)
+			bad.Runtime = &rs
+			if err := saveJournal(e, &bad); err != nil {
+				t.Fatal(err)
+			}
+			_, err := loadJournal(e)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAnIncompleteRuntimeInstallationIsRefused(t *testing.T) {
+	h := newHost(newBin)
+	st := h.withRuntime(true, pkgNew)
+	h.fs.shims = map[string]bool{}
+	h.fs.Remove(runtimeinstall.Files[3].Target(h.layout))
+	in := Installed{Service: "edgecore", Executable: h.exe, ConfigFile: h.config, DataSource: h.db, Version: "v0.1.0"}
+	_, _, err := planRuntime(h.env(driverPID, "v0.1.0"), h.facts(), in, st)
+	if err == nil || !strings.Contains(err.Error(), "the container runtime join installed is incomplete") || !strings.Contains(err.Error(), "win-bridge.exe") {
+		t.Errorf("got %v", err)
+	}
+}
+
