@@ -85,8 +85,18 @@ func fakePE() []byte {
 // dir (which has a space in its name) and returns its path.
 func writeZip(t *testing.T, dir string, m release.Manifest, exe []byte) string {
 	t.Helper()
+	return writeZipWith(t, dir, m, exe, nil)
+}
+
+// writeZipWith is writeZip with more files (by their path in the zip's
+// top folder), all listed in SHA256SUMS.
+func writeZipWith(t *testing.T, dir string, m release.Manifest, exe []byte, extra map[string][]byte) string {
+	t.Helper()
 	mdata, _ := json.Marshal(m)
 	files := map[string][]byte{m.Binary: exe, release.ManifestFile: mdata, "LICENSE": []byte("Apache License")}
+	for n, d := range extra {
+		files[n] = d
+	}
 	var names []string
 	for n := range files {
 		names = append(names, n)
