@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -326,10 +327,17 @@ func (d *driver) cleanup() {
 		}
 	}
 	if j.Runtime != nil {
-		// A shim of a container that still runs keeps its renamed
-		// program; the next upgrade removes it.
 		for _, p := range j.Runtime.Old {
 			e.FS.Remove(p)
+		}
+	}
+	// A shim of a container that still runs keeps its renamed program,
+	// and the removal fails; a later upgrade or rollback removes it once
+	// the container is gone. Only in the runtime join installed: the
+	// operator's folder is not touched.
+	if _, ok, err := installedRuntime(e); err == nil && ok {
+		for _, f := range runtimeinstall.Files {
+			e.FS.Remove(f.Target(e.Runtime.Layout) + ".old")
 		}
 	}
 }

@@ -275,7 +275,9 @@ func TestUpgradeReplacesTheRuntimeJoinInstalled(t *testing.T) {
 		t.Errorf("journal format %d, want %d", loaded.Format, journalFormat)
 	}
 
-	// `edgecore.exe rollback` takes the runtime back too.
+	// `edgecore.exe rollback` takes the runtime back too. The container
+	// on the old shim has ended meanwhile: its renamed program goes.
+	h.fs.shims = map[string]bool{}
 	var rout bytes.Buffer
 	h.alive[800] = true
 	rr := Rollback(context.Background(), &rout, h.env(800, "v0.2.0"), h.facts(), RollbackOptions{Timeout: time.Minute, Service: "edgecore"})
@@ -289,6 +291,9 @@ func TestUpgradeReplacesTheRuntimeJoinInstalled(t *testing.T) {
 	}
 	if h.svc.rt.stops != 2 || h.svc.rt.running.version != "v2.1.4" || h.svc.rt.st.State != service.Running {
 		t.Errorf("containerd after the rollback: %d stops, %v, running %s", h.svc.rt.stops, h.svc.rt.st.State, h.svc.rt.running.version)
+	}
+	if _, ok := h.fs.get(runtimeinstall.Files[2].Target(h.layout) + ".old"); ok {
+		t.Errorf("the shim's renamed program was kept after its container ended")
 	}
 	wantLines(t, rout.String(), "Container runtime: the backup's (cni-plugins v1.10.0, containerd v2.1.4, hcsshim v0.13.0) goes back",
 		"restored the container runtime (", "containerd v2.1.4 answers CRI at")
