@@ -23,6 +23,8 @@ func newUpgradeCommand(host config.Host) *cobra.Command {
 			"unless --allow-downgrade), back up the service's binary, configuration and database to " + upgrade.NewPaths(config.NewLayout(host)).BackupRoot + "\\<version>,\n" +
 			"replace the binary, restart the service and wait until it keeps running, the hub is connected and the node\n" +
 			"is Ready (--timeout). On any failure the backup is put back and the previous version started again.\n" +
+			"When join installed the release's container runtime and the package's differs, it is backed up, swapped\n" +
+			"(containerd restarted; running containers keep running) and checked with edgecore, and rolled back with it.\n" +
 			"Each step is printed; the last line is the result for automation, and the exit code is 0 (upgraded or\n" +
 			"already there), 1 (refused, nothing changed), 2 (failed and rolled back) or 3 (the rollback failed too).\n" +
 			"An upgrade interrupted by a power cut is finished or rolled back by the next edgecore that starts, or by\n" +

@@ -300,6 +300,9 @@ func criEndpoint(f Facts, in Installed) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading the CRI endpoint from %s: %w", in.ConfigFile, err)
 	}
+	if ep == "" {
+		return "", fmt.Errorf("%s names no CRI endpoint (modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint), so containerd could not be checked after its upgrade: set it, e.g. to npipe://./pipe/containerd-containerd", in.ConfigFile)
+	}
 	return ep, nil
 }
 
