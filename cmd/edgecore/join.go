@@ -13,6 +13,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/images"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
+	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 )
 
@@ -28,9 +29,13 @@ func newJoinCommand(d *deps.Dependencies) *cobra.Command {
 			"restrict the node's directories (" + d.Layout.KubeEdgeDir + ", the database, the kubelet's root, logs)\n" +
 			"to SYSTEM and Administrators with Administrators their owner, write the configuration into them, install and start\n" +
 			"the edgecore service, and wait until the node certificates are issued and the hub is connected.\n" +
+			"On a host without a container runtime it also installs the containerd the release bundles (--runtime) and\n" +
+			"writes the pod network with cni-config's rules: l2bridge with the bundled win-bridge unless --mode says nat\n" +
+			"(which needs Microsoft's nat.exe in the CNI bin folder). With the host's runtime it writes one only when --mode is given.\n" +
 			"Each step is printed as it runs; a failure undoes what was done and names the fix.\n" +
 			"Run it from PowerShell started with \"Run as administrator\". --dry-run prints the steps only.",
-		Example: "  edgecore.exe join -e 192.168.1.10:10000 -t <output of keadm gettoken> -l site=plant-1\n" +
+		Example: "  edgecore.exe join -e 192.168.1.10:10000 -t <output of keadm gettoken> --subnet 10.244.2.0/24 \\\n" +
+			"      --cluster-cidr 10.244.0.0/16 --service-cidr 10.96.0.0/12 --dns 10.96.0.10 -l site=plant-1\n" +
 			"  edgecore.exe join -e 192.168.1.10:10000 -t <token> --set modules.edged.tailoredKubeletConfig.maxPods=50 --dry-run",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -77,5 +82,6 @@ func hostSystem(d *deps.Dependencies, host config.Host) join.System {
 		Clock:        d.Clock,
 		Runtime:      runtimeinstall.OSHost(d),
 		ImportImages: images.ImportFolders(d),
+		PodNet:       join.PodNetHost{Facts: podnet.SystemFacts(), Env: podnet.HostEnv(d.Layout)},
 	}
 }

@@ -56,7 +56,7 @@ func newUpgradeCommand(d *deps.Dependencies) *cobra.Command {
 		},
 	}
 	o.AddFlags(cmd.Flags())
-	cmd.AddCommand(newUpgradeConfirmCommand(d))
+	cmd.AddCommand(newUpgradeConfirmCommand(d), newUpgradeUnholdCommand(d))
 	return cmd
 }
 
@@ -83,6 +83,36 @@ func newUpgradeConfirmCommand(d *deps.Dependencies) *cobra.Command {
 			ctx, stop := interruptible(cmd)
 			defer stop()
 			return upgrade.ConfirmAndWait(ctx, cmd.OutOrStdout(), upgrade.HostEnv(d), *o)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// newUpgradeUnholdCommand releases pods the node holds because of the
+// annotation edge.kubeedge.io/hold-upgrade: `keadm ctl unhold-upgrade` on
+// a Linux node.
+func newUpgradeUnholdCommand(d *deps.Dependencies) *cobra.Command {
+	o := upgrade.NewUnholdOptions()
+	paths := upgrade.NewPaths(d.Layout)
+	cmd := &cobra.Command{
+		Use:   "unhold [POD...] [--namespace NAMESPACE] [--all]",
+		Short: "Release pods this node holds because of the annotation " + upgrade.HoldUpgradeAnnotation + " (keadm ctl unhold-upgrade)",
+		Long: "A pod annotated " + upgrade.HoldUpgradeAnnotation + ": \"true\" that the cloud sends the node before it has started is\n" +
+			"held: it stays Pending with the condition HeldUpgrade until an administrator on the node releases it. This\n" +
+			"command checks the pods against the node's database (each must carry the annotation and be Pending), asks\n" +
+			"the edgecore service to release them (through " + paths.Unhold + "), and waits (--timeout) until it\n" +
+			"has; the kubelet then starts them. --all releases every pod the node holds.\n" +
+			"Run it from PowerShell started with \"Run as administrator\".",
+		Example: "  edgecore.exe upgrade unhold plc-gateway-0 -n shop-floor\n  edgecore.exe upgrade unhold shop-floor/plc-gateway-0 default/web-1\n  edgecore.exe upgrade unhold --all",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Pods = args
+			if err := prepare(o, d); err != nil {
+				return err
+			}
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			return upgrade.Unhold(ctx, cmd.OutOrStdout(), upgrade.HostEnv(d), upgrade.HostFacts(d.Host), *o)
 		},
 	}
 	o.AddFlags(cmd.Flags())

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
@@ -396,6 +397,8 @@ type world struct {
 	// with whether the service was installed then; importErr fails them.
 	imports   []string
 	importErr error
+	// hns is the pod network's HNS (podNetHost).
+	hns *fakeHNS
 }
 
 func newWorld(t *testing.T) *world {
@@ -416,6 +419,7 @@ var tokenLine = regexp.MustCompile(`(?m)^(\s*token:).*$`)
 func (w *world) system() System {
 	s := w.system0()
 	s.Runtime = w.runtimeHost()
+	s.PodNet = w.podNetHost()
 	return s
 }
 
@@ -589,6 +593,7 @@ func (w *world) options() Options {
 		LogFile:    logFile,
 		Timeout:    2 * time.Minute,
 		Host:       w.host,
+		Network:    NetworkOptions(&deps.Dependencies{Host: w.host, Layout: config.NewLayout(w.host)}),
 	}
 }
 

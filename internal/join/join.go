@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
@@ -57,6 +58,11 @@ type Options struct {
 	// Runtime is --runtime: whether the container runtime the release
 	// bundles is installed (runtimeinstall.ChoiceAuto when empty).
 	Runtime string
+	// Network is the pod network (cni-config's --mode, --subnet, ...):
+	// written with the bundled runtime (l2bridge with win-bridge unless
+	// --mode says otherwise), with the host's runtime only when --mode is
+	// given. Join completes it once the runtime is decided.
+	Network podnet.Options
 }
 
 // Flag names that errors point at.
@@ -116,6 +122,10 @@ type Join struct {
 	logOffset   int64
 	// rt installs the bundled container runtime, or says why not.
 	rt *runtimeinstall.Installer
+	// net writes the pod network, nil when the host's is kept;
+	// netReason says which.
+	net       *podnet.Setup
+	netReason string
 	// panicBefore is the panic log as it was before the service started
 	// (nil if there was none), so that only what this attempt wrote to it
 	// is read.
@@ -132,15 +142,20 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 	if err := j.decideRuntime(ctx); err != nil {
 		return err
 	}
+	if err := j.decideNetwork(); err != nil {
+		return err
+	}
 	p := j.Plan()
 	if o.DryRun {
 		fmt.Fprintf(out, "Dry run: %s join would do the following; nothing is changed.\n", config.ExecutableName(j.goos))
 		fmt.Fprintf(out, "Container runtime: %s.\n", j.rt.Reason())
+		fmt.Fprintf(out, "Pod network: %s.\n", j.netReason)
 		p.Print(out)
 		return nil
 	}
 	fmt.Fprintf(out, "Joining node %s to cloudcore at %s\n", j.NodeName(), j.hubAddr)
 	fmt.Fprintf(out, "Container runtime: %s.\n", j.rt.Reason())
+	fmt.Fprintf(out, "Pod network: %s.\n", j.netReason)
 	if err := p.Run(ctx, out); err != nil {
 		return err
 	}
@@ -318,9 +333,21 @@ func (j *Join) Plan() steps.Plan {
 	}
 	// The runtime first, so that edgecore's service depends on
 	// containerd's and finds its CRI answering.
+	// The pod network between the runtime's files and its start: the
+	// started containerd finds its CNI configuration at once. With the
+	// host's runtime it comes after the configuration.
+	var rt []steps.Step
 	if j.rt != nil {
-		list = append(list, j.rt.Steps()...)
+		rt = j.rt.Steps()
 	}
+	if len(rt) > 0 {
+		list = append(list, rt[0])
+		rt = rt[1:]
+	}
+	if j.net != nil {
+		list = append(list, j.networkStep())
+	}
+	list = append(list, rt...)
 	list = append(list, []steps.Step{
 		// The images next, into the runtime that now answers, before the
 		// service starts the node.

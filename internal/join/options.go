@@ -3,6 +3,7 @@ package join
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -11,8 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
@@ -29,7 +32,17 @@ func NewOptions(d *deps.Dependencies) *Options {
 		Timeout:    DefaultTimeout,
 		Host:       d.Host,
 		Runtime:    runtimeinstall.ChoiceAuto,
+		Network:    NetworkOptions(d),
 	}
+}
+
+// NetworkOptions are cni-config's defaults (podnet.NewOptions) with no
+// mode and no plugin: join picks them once it knows the runtime (l2bridge
+// with win-bridge for the bundled one).
+func NetworkOptions(d *deps.Dependencies) podnet.Options {
+	n := *podnet.NewOptions(d)
+	n.Mode, n.L2Bridge.Plugin = "", ""
+	return n
 }
 
 // AddFlags binds join's flags to o: keadm join's, then join's own. The
@@ -43,6 +56,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print the steps join would take and change nothing")
 	fs.StringVar(&o.Runtime, "runtime", o.Runtime, "Container runtime: auto installs the containerd this release bundles when the host has none, "+
 		"bundled installs it and refuses a host with a containerd service, host never installs it")
+	// cni-config's own flags for the network, read by its rules.
+	o.Network.AddNetworkFlags(fs)
+	if f := fs.Lookup("mode"); f != nil {
+		f.Usage = "Pod network join writes: l2bridge (routable pod addresses, with the bundled win-bridge; the default with the bundled runtime) " +
+			"or nat (needs Microsoft's nat.exe in the CNI bin folder). With the host's runtime, only when given"
+	}
 }
 
 // Complete fills in what the flags do not say: the settings split at their
@@ -100,6 +119,11 @@ func (o Options) generate() (*v1alpha2.EdgeCoreConfig, []config.Rewrite, error) 
 			errs = append(errs, field.NotSupported(flag(runtimeinstall.FlagRuntime), o.Runtime,
 				[]string{runtimeinstall.ChoiceAuto, runtimeinstall.ChoiceBundled, runtimeinstall.ChoiceHost}))
 		}
+	}
+	switch strings.ToLower(strings.TrimSpace(o.Network.Mode)) {
+	case "", cni.ModeNAT, cni.ModeL2Bridge:
+	default:
+		errs = append(errs, field.NotSupported(flag(cni.FlagMode), o.Network.Mode, []string{cni.ModeL2Bridge, cni.ModeNAT}))
 	}
 	_, setErrs := ParseSettings(o.Set)
 	errs = append(errs, setErrs...)

@@ -90,12 +90,21 @@ func Reset(ctx context.Context, in io.Reader, out io.Writer, interactive bool, o
 	if err := p.Run(ctx, out); err != nil {
 		return err
 	}
+	// What of the pod network stays: the CNI configuration unless join
+	// wrote it, and an HNS network (reset --network removes it).
+	cniConf := "the CNI configuration, "
+	switch {
+	case r.networkRemoved && r.keptHNS != "":
+		cniConf = fmt.Sprintf("the HNS network %q (reset --network removes it), ", r.keptHNS)
+	case r.networkRemoved:
+		cniConf = ""
+	}
 	if r.runtimeRemoved {
-		fmt.Fprintf(out, "Node %s is reset, and the container runtime join installed is removed. containerd's images and state under C:\\ProgramData\\containerd, the CNI configuration and %s were left alone.\n",
-			r.nodeName(), r.cfg.Modules.Edged.RootDirectory)
+		fmt.Fprintf(out, "Node %s is reset, and the container runtime join installed is removed. containerd's images and state under C:\\ProgramData\\containerd, %sand %s were left alone.\n",
+			r.nodeName(), cniConf, r.cfg.Modules.Edged.RootDirectory)
 	} else {
-		fmt.Fprintf(out, "Node %s is reset. containerd with its containers and images, the CNI configuration and %s were left alone.\n",
-			r.nodeName(), r.cfg.Modules.Edged.RootDirectory)
+		fmt.Fprintf(out, "Node %s is reset. containerd with its containers and images, %sand %s were left alone.\n",
+			r.nodeName(), cniConf, r.cfg.Modules.Edged.RootDirectory)
 	}
 	fmt.Fprintf(out, "The node object stays in the cluster; to remove it, on the cloud side: kubectl delete node %s\n", r.nodeName())
 	return nil
@@ -135,6 +144,12 @@ type reset struct {
 	// runtimeRemoved is set once the container runtime join installed
 	// from the release is gone, for the closing line.
 	runtimeRemoved bool
+	// networkRemoved is set once the CNI configuration join wrote is
+	// gone, for the closing line.
+	networkRemoved bool
+	// keptHNS is the HNS network whose record reset kept for reset
+	// --network, "" when none.
+	keptHNS string
 }
 
 // named is a file reset would remove, with the field or flag that names
@@ -320,6 +335,7 @@ func (r *reset) plan() steps.Plan {
 			Do:          r.removeService,
 		},
 	}
+	list = append(list, r.networkResetSteps()...)
 	list = append(list, r.runtimeSteps()...)
 	list = append(list,
 		r.configStep(),

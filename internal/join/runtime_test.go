@@ -37,13 +37,15 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 	w.withBundle()
 	w.edgecoreIssues(true)
 	var out bytes.Buffer
-	if err := Run(context.Background(), &out, w.options(), w.system()); err != nil {
+	if err := Run(context.Background(), &out, withL2Bridge(w.options()), w.system()); err != nil {
 		t.Fatalf("join failed: %v\n%s", err, out.String())
 	}
 	got := out.String()
 	mustContain(t, "output", got,
 		"Container runtime: no container runtime on this host: the release's is installed.",
-		"] install the container runtime", "] start the container runtime",
+		"Pod network: l2bridge with the win-bridge plugin, written by join.",
+		"] install the container runtime", "] write the pod network", "] start the container runtime",
+		`creating HNS network "edgecore-l2bridge"`, "wrote "+cniL2Bridge,
 		`created C:\Program Files\containerd`,
 		`wrote C:\Program Files\containerd\config.toml`,
 		`installed service "containerd": "C:\Program Files\containerd\bin\containerd.exe" --config "C:\Program Files\containerd\config.toml" --run-service`,
@@ -69,6 +71,17 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 		t.Errorf("containerd's folder was made with %q, want %q", w.made[ctrdDir], acl.DirectorySDDL)
 	}
 	mustContain(t, "record", w.fs.content(installRecord), `"service": "containerd"`, `containerd.exe`, `"containerd": "v2.1.4"`)
+	// The network between the runtime's files and its start, so that the
+	// started containerd finds it; through cni-config's rules, with the
+	// bundle's win-bridge.
+	if i, k, m := strings.Index(got, "] install the container runtime"), strings.Index(got, "] write the pod network"), strings.Index(got, "] start the container runtime"); !(i < k && k < m) {
+		t.Errorf("the pod network is not written between the runtime's files and its start:\n%s", got)
+	}
+	mustContain(t, "CNI config", w.fs.content(cniL2Bridge), `"type": "win-bridge"`, "10.244.2.0/24", "10.96.0.10")
+	mustContain(t, "network record", w.fs.content(cniNetRecord), `"writtenBy": "join"`, `"mode": "l2bridge"`, `"created": true`)
+	if _, ok := w.hns.networks["edgecore-l2bridge"]; !ok {
+		t.Errorf("no HNS network was created: %v", w.hns.calls)
+	}
 
 	// reset takes away what join installed, and only that.
 	w.fs.write(ctrdDir+`\containerd.log`, "containerd's own log")
@@ -76,7 +89,9 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
-	mustContain(t, "reset output", out.String(), "remove the container runtime join installed", `stopped and removed service "containerd"`,
+	mustContain(t, "reset output", out.String(), "remove the pod network join wrote", "removed "+cniL2Bridge,
+		`kept HNS network "edgecore-l2bridge" and its record`, `the HNS network "edgecore-l2bridge" (reset --network removes it), and C:\var\lib\kubelet were left alone`,
+		"remove the container runtime join installed", `stopped and removed service "containerd"`,
 		`kept C:\Program Files\containerd: it holds files the installation did not write`,
 		"and the container runtime join installed is removed")
 	if strings.Contains(out.String(), "containerd with its containers and images") {
@@ -85,10 +100,14 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 	if len(w.services.installed) != 0 {
 		t.Errorf("services left: %v", w.services.installed)
 	}
-	for _, p := range []string{ctrdExe, ctrdConfig, cniBridge, installRecord} {
+	for _, p := range []string{ctrdExe, ctrdConfig, cniBridge, installRecord, cniL2Bridge} {
 		if w.fs.has(p) {
 			t.Errorf("reset left %s", p)
 		}
+	}
+	// The HNS network stays, and its record for reset --network.
+	if rec := w.fs.content(cniNetRecord); !strings.Contains(rec, "edgecore-l2bridge") || strings.Contains(rec, "writtenBy") {
+		t.Errorf("the network's record after reset: %q", rec)
 	}
 	if !w.fs.has(ctrdDir + `\containerd.log`) {
 		t.Error("reset removed a file join did not write")
@@ -99,17 +118,20 @@ func TestJoinDryRunShowsTheRuntimeAndChangesNothing(t *testing.T) {
 	w := newWorld(t)
 	w.withBundle()
 	before := w.fs.paths()
-	o := w.options()
+	o := withL2Bridge(w.options())
 	o.DryRun = true
 	var out bytes.Buffer
 	if err := Run(context.Background(), &out, o, w.system()); err != nil {
 		t.Fatal(err)
 	}
 	mustContain(t, "dry run", out.String(), "Container runtime: no container runtime on this host",
+		"Pod network: l2bridge with the win-bridge plugin",
+		`write the pod network: create or reuse the HNS network "edgecore-l2bridge" (L2Bridge, 10.244.2.0/24, gateway 10.244.2.1) on adapter "Ethernet"`,
+		"write "+cniL2Bridge+" (l2bridge network, plugin win-bridge, subnet 10.244.2.0/24); record it in "+cniNetRecord,
 		"install the container runtime: no container runtime on this host: the release's is installed: copy containerd v2.1.4, ctr and the runhcs shim v0.13.0",
 		"start the container runtime: install the service \"containerd\"")
-	if after := w.fs.paths(); !reflect.DeepEqual(before, after) || len(w.services.calls) != 0 {
-		t.Errorf("the dry run changed the host: %v %v", after, w.services.calls)
+	if after := w.fs.paths(); !reflect.DeepEqual(before, after) || len(w.services.calls) != 0 || len(w.hns.calls) != 0 {
+		t.Errorf("the dry run changed the host: %v %v %v", after, w.services.calls, w.hns.calls)
 	}
 }
 
@@ -184,11 +206,14 @@ func TestJoinFailureRemovesTheInstalledRuntime(t *testing.T) {
 	sys := w.system()
 	sys.Services = failStart{w.services, "edgecore"}
 	sys.Runtime.Services = sys.Services
-	err := Run(context.Background(), &bytes.Buffer{}, w.options(), sys)
+	err := Run(context.Background(), &bytes.Buffer{}, withL2Bridge(w.options()), sys)
 	if err == nil {
 		t.Fatal("join succeeded")
 	}
-	mustContain(t, "error", err.Error(), "rolled back: install and start the service, start the container runtime, install the container runtime")
+	mustContain(t, "error", err.Error(), "rolled back: install and start the service, start the container runtime, write the pod network, install the container runtime")
+	if len(w.hns.networks) != 0 || len(w.hns.endpoints) != 0 {
+		t.Errorf("HNS objects left: %v %v", w.hns.networks, w.hns.endpoints)
+	}
 	if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
 		t.Errorf("after rollback the host has\n%v\nwant\n%v", after, before)
 	}

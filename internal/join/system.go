@@ -43,6 +43,9 @@ type System struct {
 	// imported yet into the containerd at the CRI endpoint
 	// (images.ImportFolders).
 	ImportImages func(ctx context.Context, out io.Writer, endpoint string, dirs []string) error
+	// PodNet is the host as the pod network sees it, for the CNI
+	// configuration join writes and reset removes.
+	PodNet PodNetHost
 }
 
 // Services controls Windows services (deps.WindowsServices outside

@@ -55,6 +55,8 @@ type UpgradeAgent struct {
 	kubeedge string
 	// cloudJobs are the node's runners of the other v1alpha2 jobs.
 	cloudJobs cloudJobs
+	// release hands a held pod to edged (releaseHeldPod).
+	release func(namespace, name string)
 }
 
 // NewUpgradeAgent prepares the upgrade agent of the node that runs
@@ -93,7 +95,7 @@ func NewUpgradeAgent(ctx context.Context, d *deps.Dependencies, c *v1alpha2.Edge
 		Watch:      func() { go node.Watch(ctx) },
 	}
 	return &UpgradeAgent{ctx: ctx, node: node, jobs: jobs, statuses: statuses, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion,
-		cloudJobs: newCloudJobs(ctx, host, c, jobs, statuses)}
+		cloudJobs: newCloudJobs(ctx, host, c, jobs, statuses), release: releaseHeldPod}
 }
 
 // register installs the Windows executor of v1alpha1 NodeUpgradeJob tasks
@@ -117,6 +119,7 @@ func (a *UpgradeAgent) register() {
 // ctx ends.
 func (a *UpgradeAgent) Watch(ctx context.Context) {
 	go a.node.Watch(ctx)
+	go upgrade.FollowUnholds(ctx, a.jobs.Env, a.ready.Ready, a.release, klog.Infof)
 	// A job that waited for confirmation when edgecore stopped waits on.
 	if a.confirmations != nil {
 		if w, err := upgrade.LoadWaiting(a.jobs.Env); err != nil {

@@ -71,6 +71,40 @@ func TestNodeFromUpstreamsDatabase(t *testing.T) {
 	if got, err := PodCIDR(path, "win-1"); err != nil || got != "10.244.3.0/24" {
 		t.Fatalf("after an update PodCIDR(win-1) = %q, %v; want 10.244.3.0/24", got, err)
 	}
+
+	// Pods are stored as metamanager stores what edgecontroller sends
+	// ("<namespace>/pod/<name>"); a pod's status patch is another type.
+	if pods, err := Pods(path); err != nil || len(pods) != 0 {
+		t.Fatalf("no pods yet: Pods = %v, %v", pods, err)
+	}
+	for _, p := range []*corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-1", Annotations: map[string]string{"edge.kubeedge.io/hold-upgrade": "true"}},
+			Status: corev1.PodStatus{Phase: corev1.PodPending}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "plc"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}},
+	} {
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := metas.InsertOrUpdate(&models.Meta{Key: p.Namespace + "/pod/" + p.Name, Type: "pod", Value: string(data)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := metas.InsertOrUpdate(&models.Meta{Key: "default/podpatch/web-1", Type: "podpatch", Value: `{"status":{}}`}); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := Pods(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got2 := map[string]corev1.PodPhase{}
+	for _, p := range pods {
+		got2[p.Namespace+"/"+p.Name] = p.Status.Phase
+	}
+	if len(got2) != 2 || got2["default/web-1"] != corev1.PodPending || got2["shop/plc"] != corev1.PodRunning ||
+		pods[0].Annotations["edge.kubeedge.io/hold-upgrade"]+pods[1].Annotations["edge.kubeedge.io/hold-upgrade"] != "true" {
+		t.Fatalf("Pods = %v; want default/web-1 (Pending, annotated) and shop/plc (Running)", got2)
+	}
 }
 
 func TestNodeRejectsAnotherObject(t *testing.T) {

@@ -54,6 +54,10 @@ type Options struct {
 	// SubnetFromNode says Complete took Subnet from the node's Node
 	// object, which the command tells the operator (PodRangeNote).
 	SubnetFromNode bool
+	// WrittenBy is recorded with the network when another command than
+	// cni-config writes it (join), so that its reset removes what it
+	// wrote and nothing cni-config wrote since.
+	WrittenBy string
 }
 
 // Env is the host as cni-config reaches it.
@@ -69,10 +73,12 @@ type Env struct {
 // config.toml. Wrong input is refused before anything is changed; a step
 // that fails undoes the ones before it.
 func Configure(out io.Writer, o Options, env Env) error {
-	r := &run{o: o, env: env, out: out}
-	if err := r.prepare(); err != nil {
+	s, err := Prepare(o, env)
+	if err != nil {
 		return err
 	}
+	r := s.r
+	r.out = out
 	if o.Output == "-" {
 		_, err := out.Write(r.conf)
 		return err
@@ -93,6 +99,89 @@ func Configure(out io.Writer, o Options, env Env) error {
 	}
 	r.printDone()
 	return nil
+}
+
+// Setup is the pod network prepared for one host: its inputs checked
+// against each other and against the files (an existing CNI config,
+// containerd's config.toml, an earlier network), and nothing changed yet.
+// cni-config runs it whole (Configure); join runs it as one step of its
+// plan, with Apply as the step and Undo as its way back.
+type Setup struct{ r *run }
+
+// Prepare checks o, as Complete left it, against the host and plans the
+// change; it changes nothing.
+func Prepare(o Options, env Env) (*Setup, error) {
+	r := &run{o: o, env: env, out: io.Discard}
+	if err := r.prepare(); err != nil {
+		return nil, err
+	}
+	return &Setup{r: r}, nil
+}
+
+// Mode is the network's mode, cni.ModeNAT or cni.ModeL2Bridge.
+func (s *Setup) Mode() string { return s.r.o.Mode }
+
+// Plugin is the CNI plugin the configuration names, and PluginFile the
+// executable containerd runs for it, in the CNI bin folder.
+func (s *Setup) Plugin() string {
+	if s.r.plan != nil {
+		return s.r.plan.Plugin
+	}
+	return cni.ModeNAT
+}
+
+// PluginFile is the plugin's executable in the CNI bin folder.
+func (s *Setup) PluginFile() string {
+	return ospath.Join(s.r.o.GOOS, s.r.o.CNIBinDir, s.Plugin()+".exe")
+}
+
+// Describe says in one line what Apply does, for a plan.
+func (s *Setup) Describe() string {
+	r, o := s.r, s.r.o
+	var parts []string
+	if p := r.plan; p != nil {
+		parts = append(parts, fmt.Sprintf("create or reuse the HNS network %q (L2Bridge, %s, gateway %s) on adapter %q and its host endpoint %q (%s), "+
+			"which takes the host off the network for a few seconds", p.NetworkName, p.Subnet, p.Gateway, p.Adapter, p.EndpointName, p.EndpointIP))
+	}
+	if r.confChanged {
+		parts = append(parts, fmt.Sprintf("write %s (%s network, plugin %s, subnet %s)", o.Output, o.Mode, s.Plugin(), o.Subnet))
+	} else {
+		parts = append(parts, fmt.Sprintf("keep %s: it already holds this configuration", o.Output))
+	}
+	if c := r.ctrd; c != nil && len(c.changes) > 0 {
+		parts = append(parts, fmt.Sprintf("point %s at %s and %s (the original kept as a .bak copy)", c.path, r.want().ConfDir, r.want().BinDir))
+	}
+	parts = append(parts, "record it in "+o.StateFile)
+	return strings.Join(parts, "; ")
+}
+
+// Apply makes the change, saying what it did on out. What it changed, a
+// failure half-way included, is taken back by Undo.
+func (s *Setup) Apply(out io.Writer) error {
+	s.r.out = out
+	if err := s.r.apply(); err != nil {
+		return err
+	}
+	if s.r.confChanged {
+		fmt.Fprintf(out, "wrote %s\n", s.r.o.Output)
+	}
+	if c := s.r.ctrd; c != nil {
+		s.r.printContainerd(false)
+		if len(c.changes) > 0 {
+			fmt.Fprintln(out, "Restart containerd to load it: Restart-Service containerd")
+		}
+	}
+	if s.r.plan != nil {
+		fmt.Fprintln(out, strings.Join(s.r.plan.RouteHint(), "\n"))
+	}
+	return nil
+}
+
+// Undo takes back what Apply changed, newest first.
+func (s *Setup) Undo(out io.Writer) error {
+	u := s.r.undo
+	s.r.undo = nil
+	return u.Run(out)
 }
 
 type run struct {
@@ -156,7 +245,7 @@ func (r *run) prepare() error {
 		r.prev = prev
 		r.prevRaw, _ = r.env.FS.ReadFile(o.StateFile)
 	}
-	r.state = State{Mode: r.o.Mode, CNIConfFile: o.Output, CNIBinDir: o.CNIBinDir,
+	r.state = State{Mode: r.o.Mode, CNIConfFile: o.Output, CNIBinDir: o.CNIBinDir, WrittenBy: o.WrittenBy,
 		// A network an earlier l2bridge run created stays recorded, so
 		// that reset --network still finds it after a switch to nat.
 		Network: prev.Network, Endpoint: prev.Endpoint}

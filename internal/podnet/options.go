@@ -39,10 +39,22 @@ func NewOptions(d *deps.Dependencies) *Options {
 
 // AddFlags binds cni-config's flags to o; the defaults are o's values.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.AddNetworkFlags(fs)
+	fs.StringVar(&o.NodeConfig, "config", o.NodeConfig, "l2bridge without --subnet: the joined node's configuration, which names its database and node name")
+	fs.VarP(outputFlag{o}, "output", "o", "File to write, or - for standard output (default for l2bridge: "+cni.L2BridgeFileName+" in the same directory)")
+	fs.StringVar(&o.CNIBinDir, "cni-bin-dir", o.CNIBinDir, "Directory of the CNI plugin executables, which containerd is pointed at")
+	fs.StringVar(&o.ContainerdConfig, "containerd-config", o.ContainerdConfig, `containerd's config.toml to point at the CNI directories ("" leaves it alone)`)
+	fs.BoolVar(&o.Force, "force", o.Force, "Replace an existing CNI config file that differs")
+	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print what would be done, with the diff of config.toml, and change nothing")
+}
+
+// AddNetworkFlags binds the flags that describe the pod network itself
+// (mode, ranges, gateway, DNS, the l2bridge adapter and plugin), which
+// join takes too; the defaults are o's values.
+func (o *Options) AddNetworkFlags(fs *pflag.FlagSet) {
 	l := &o.L2Bridge
 	fs.StringVar(&o.Mode, "mode", o.Mode, "Pod network: nat (reachable from this host) or l2bridge (routable pod addresses)")
 	fs.StringVar(&o.Subnet, "subnet", o.Subnet, "Pod subnet in CIDR form (required for nat); for l2bridge the node's pod range, by default its Node object's spec.podCIDR once the node has joined and run")
-	fs.StringVar(&o.NodeConfig, "config", o.NodeConfig, "l2bridge without --subnet: the joined node's configuration, which names its database and node name")
 	fs.StringVar(&o.Gateway, "gateway", o.Gateway, "Gateway of the pod subnet (default: its first address); for l2bridge the host endpoint takes the next one")
 	fs.StringSliceVar(&o.DNS, "dns", o.DNS, "DNS servers for pods, e.g. the cluster DNS service address (default: the host's resolvers)")
 	fs.StringSliceVar(&o.DNSSearch, "dns-search", o.DNSSearch, "l2bridge: DNS search domains for pods, e.g. svc.cluster.local,cluster.local")
@@ -51,11 +63,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&l.ServiceCIDR, "service-cidr", l.ServiceCIDR, "l2bridge: the cluster's service range, kept out of outbound NAT and routed through the host (required)")
 	fs.StringVar(&l.Plugin, "plugin", l.Plugin, "l2bridge: the CNI plugin, sdnbridge (windows-container-networking) or win-bridge (containernetworking/plugins)")
 	fs.StringVar(&l.NetworkName, "network-name", l.NetworkName, "l2bridge: name of the HNS network and of the CNI network")
-	fs.VarP(outputFlag{o}, "output", "o", "File to write, or - for standard output (default for l2bridge: "+cni.L2BridgeFileName+" in the same directory)")
-	fs.StringVar(&o.CNIBinDir, "cni-bin-dir", o.CNIBinDir, "Directory of the CNI plugin executables, which containerd is pointed at")
-	fs.StringVar(&o.ContainerdConfig, "containerd-config", o.ContainerdConfig, `containerd's config.toml to point at the CNI directories ("" leaves it alone)`)
-	fs.BoolVar(&o.Force, "force", o.Force, "Replace an existing CNI config file that differs")
-	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print what would be done, with the diff of config.toml, and change nothing")
 }
 
 // outputFlag is -o: a string flag that also records that it was given,

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
@@ -119,5 +120,44 @@ func (r Remover) remove(kind string, o *Object, lookup func(string) (string, err
 		return fmt.Errorf("remove HNS %s %q: %w", kind, o.Name, err)
 	}
 	fmt.Fprintf(out, "removed HNS %s %q\n", kind, o.Name)
+	return nil
+}
+
+// Written is the CNI configuration that who (join) wrote, as the record in
+// l's place says; ok is false when there is no record, or when it names
+// another writer (cni-config has written the file since). A record naming a
+// file outside l's CNI conf folder is refused: reset removes nothing else.
+func Written(fsys FS, l config.Layout, who string) (State, bool, error) {
+	st, ok, err := ReadState(fsys, StateFile(l))
+	if err != nil || !ok || st.WrittenBy != who || st.CNIConfFile == "" {
+		return State{}, false, err
+	}
+	if !ospath.Within(l.GOOS, l.CNIConfDir, st.CNIConfFile) {
+		return State{}, false, fmt.Errorf("%s names %s, outside %s: it was not written by %s; remove it by hand if nothing uses it",
+			StateFile(l), st.CNIConfFile, l.CNIConfDir, who)
+	}
+	return st, true, nil
+}
+
+// RemoveWritten removes the CNI configuration st records, then the record,
+// unless the record still names an HNS network cni-config or join created:
+// `reset --network` reads it to remove that network.
+func RemoveWritten(out io.Writer, fsys FS, l config.Layout, st State) error {
+	if err := fsys.Remove(st.CNIConfFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", st.CNIConfFile, err)
+	}
+	fmt.Fprintf(out, "removed %s\n", st.CNIConfFile)
+	if n := st.Network; n != nil && n.Created {
+		st.CNIConfFile, st.WrittenBy = "", ""
+		if err := fsys.WriteFile(StateFile(l), st.encode()); err != nil {
+			return fmt.Errorf("update %s: %w", StateFile(l), err)
+		}
+		fmt.Fprintf(out, "kept HNS network %q and its record %s: `edgecore.exe reset --network` removes them\n", n.Name, StateFile(l))
+		return nil
+	}
+	if err := fsys.Remove(StateFile(l)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", StateFile(l), err)
+	}
+	fmt.Fprintf(out, "removed %s\n", StateFile(l))
 	return nil
 }

@@ -37,8 +37,11 @@ type State struct {
 	// expected; containerd's config.toml points at both.
 	CNIConfFile string `json:"cniConfFile"`
 	CNIBinDir   string `json:"cniBinDir"`
-	Subnet      string `json:"subnet,omitempty"`
-	NodeIP      string `json:"nodeIP,omitempty"`
+	// WrittenBy names the command that wrote CNIConfFile when it was
+	// not cni-config: "join", whose reset removes it.
+	WrittenBy string `json:"writtenBy,omitempty"`
+	Subnet    string `json:"subnet,omitempty"`
+	NodeIP    string `json:"nodeIP,omitempty"`
 	// Network and Endpoint are the HNS objects of an l2bridge network.
 	Network  *Object `json:"network,omitempty"`
 	Endpoint *Object `json:"endpoint,omitempty"`

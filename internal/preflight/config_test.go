@@ -102,8 +102,8 @@ func TestFromConfigEdgeHubOff(t *testing.T) {
 }
 
 // Before join there is no configuration: the defaults' placeholder
-// cloudcore must not be dialled or failed (quick start step 5 asks for no
-// FAIL before step 6 joins), and every host-side check still runs.
+// cloudcore must not be dialled or failed (quick start step 4 checks the
+// host before step 5 joins), and every host-side check still runs.
 func TestBeforeJoinSkipsTheCloud(t *testing.T) {
 	pc, err := BeforeJoin(windowsHost)
 	if err != nil {

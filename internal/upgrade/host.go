@@ -10,6 +10,8 @@ import (
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
@@ -25,6 +27,8 @@ type Facts struct {
 	VersionOf func(exe string) (string, error)
 	// Arch is the host's architecture in Go's names.
 	Arch string
+	// Pods reads the pods the cloud gave the node from its database.
+	Pods func(dataSource string) ([]corev1.Pod, error)
 }
 
 // Installed is the edgecore the service runs.

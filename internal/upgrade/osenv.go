@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
@@ -54,6 +55,7 @@ func HostFacts(host config.Host) Facts {
 		},
 		VersionOf: versionOf,
 		Arch:      runtime.GOARCH,
+		Pods:      nodedb.Pods,
 	}
 }
 

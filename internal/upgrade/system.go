@@ -113,6 +113,9 @@ type Paths struct {
 	// confirmation, and Confirmed the confirmation
 	// `edgecore.exe upgrade confirm` writes for it.
 	Waiting, Confirmed string
+	// Unhold asks the running edgecore to release pods it holds
+	// (`edgecore.exe upgrade unhold`).
+	Unhold string
 	// LogFile receives the output of the upgrade processes that run
 	// detached from any console.
 	LogFile string
@@ -134,6 +137,7 @@ func NewPaths(l config.Layout) Paths {
 		Health:      ospath.Join(g, state, "health.json"),
 		Waiting:     ospath.Join(g, state, "waiting.json"),
 		Confirmed:   ospath.Join(g, state, "confirmed.json"),
+		Unhold:      ospath.Join(g, state, "unhold.json"),
 		LogFile:     ospath.Join(g, l.LogDir, "upgrade.log"),
 		NodeLogFile: l.LogFile,
 	}

@@ -30,6 +30,9 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 )
 
+// upstreamRelease is upstream's edgecore as upstream releases it.
+const upstreamRelease = "upstream release"
+
 // variant is one of the binaries under comparison.
 type variant struct {
 	name       string // "ours", "reference" or "upstream release"
@@ -45,6 +48,9 @@ type sample struct {
 	podRunning bool          // the pod ran before the window ended
 	spawned    []string      // processes the node started before Ready
 	wineOwn    []string      // Wine's own programs started meanwhile, not counted
+	// notReady, when not empty, is why the node never became Ready: the
+	// run has no figures.
+	notReady string
 }
 
 func TestBenchNode(t *testing.T) {
@@ -55,7 +61,7 @@ func TestBenchNode(t *testing.T) {
 	variants := []variant{
 		{"ours", mustEnv(t, "EDGECORE_BIN"), mustEnv(t, "EDGECORE_EXE")},
 		{"reference", mustEnv(t, "REF_EDGECORE_BIN"), mustEnv(t, "REF_EDGECORE_EXE")},
-		{"upstream release", mustEnv(t, "UPSTREAM_EDGECORE_BIN"), mustEnv(t, "UPSTREAM_EDGECORE_EXE")},
+		{upstreamRelease, mustEnv(t, "UPSTREAM_EDGECORE_BIN"), mustEnv(t, "UPSTREAM_EDGECORE_EXE")},
 	}
 
 	c := startCluster(t)
@@ -118,12 +124,28 @@ func benchRun(t *testing.T, c *cluster, goos string, v variant, i int, window ti
 	// starts inherits (also under Wine, whose processes keep the group of
 	// the process that created them).
 	spawns := watchGroup(pid)
+	// A node whose process ended will not become Ready: stop waiting.
+	go func() {
+		for ctx.Err() == nil && !e.edgecore.exited() {
+			time.Sleep(250 * time.Millisecond)
+		}
+		cancel()
+	}()
 	var at time.Time
 	select {
 	case at = <-ready:
 	case <-ctx.Done():
 		_, _ = spawns.stop()
-		t.Fatalf("node %s not Ready within %v", name, readyBound)
+		// Upstream's release ends under Wine where the kubelet's device
+		// plugin socket needs AF_UNIX, which Wine 8 lacks (patch 0002 is
+		// what lets ours and the reference run there): a figure of the
+		// comparison, not a failure of the benchmark.
+		if v.name == upstreamRelease && goos == "windows" {
+			s := sample{notReady: "never Ready; its last error: " + lastError(e.edgecore.log)}
+			t.Logf("%s: %s", name, s.notReady)
+			return s
+		}
+		t.Fatalf("node %s not Ready within %v, or its process ended", name, readyBound)
 	}
 	var s sample
 	s.ready = at.Sub(begin)
@@ -471,22 +493,30 @@ func benchTable(vs []variant, linux, windows map[string][]sample, runs int, wind
 		rule += "---|"
 	}
 	fmt.Fprintf(&b, "%s\n%s\n", head, rule)
+	// A variant without a figure (never Ready) shows a dash; a row
+	// without any figure is left out.
 	row := func(label, unit string, f func(v variant) (float64, bool)) {
 		xs := make([]float64, len(vs))
+		has := make([]bool, len(vs))
+		shown := false
 		for i, v := range vs {
-			x, ok := f(v)
-			if !ok {
-				return
-			}
-			xs[i] = x
+			xs[i], has[i] = f(v)
+			shown = shown || has[i]
+		}
+		if !shown {
+			return
 		}
 		line := "| " + label + " |"
-		for _, x := range xs {
-			line += " " + fmtUnit(x, unit) + " |"
+		for i, x := range xs {
+			cell := "–"
+			if has[i] {
+				cell = fmtUnit(x, unit)
+			}
+			line += " " + cell + " |"
 		}
-		for _, r := range xs[1:] {
+		for i, r := range xs[1:] {
 			ratio := "–"
-			if r != 0 {
+			if has[0] && has[i+1] && r != 0 {
 				ratio = fmt.Sprintf("%.2f", xs[0]/r)
 			}
 			line += " " + ratio + " |"
@@ -510,9 +540,11 @@ func benchTable(vs []variant, linux, windows map[string][]sample, runs int, wind
 			}
 			var xs []float64
 			for _, s := range ss {
-				xs = append(xs, get(s))
+				if s.notReady == "" {
+					xs = append(xs, get(s))
+				}
 			}
-			return median(xs), true
+			return median(xs), len(xs) > 0
 		}
 	}
 	row("Linux: start to node Ready", "s", fig(linux, func(s sample) float64 { return s.ready.Seconds() }))
@@ -533,7 +565,11 @@ func benchTable(vs []variant, linux, windows map[string][]sample, runs int, wind
 		for _, v := range vs {
 			var names, wine []string
 			pods := 0
+			var notReady []string
 			for _, s := range set.m[v.name] {
+				if s.notReady != "" {
+					notReady = append(notReady, s.notReady)
+				}
 				names = append(names, s.spawned...)
 				wine = append(wine, s.wineOwn...)
 				if s.podRunning {
@@ -549,6 +585,9 @@ func benchTable(vs []variant, linux, windows map[string][]sample, runs int, wind
 			}
 			if set.os == "Linux" {
 				fmt.Fprintf(&b, "; pod Running within the window in %d of %d runs", pods, len(set.m[v.name]))
+			}
+			if len(notReady) > 0 {
+				fmt.Fprintf(&b, "; %d of %d runs never Ready (%s)", len(notReady), len(set.m[v.name]), notReady[len(notReady)-1])
 			}
 		}
 	}
@@ -620,4 +659,19 @@ func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
 		t.Fatalf("%s=%q: want a duration such as 60s", name, v)
 	}
 	return d
+}
+
+// lastError is the last error line (klog's E or F) of the log at path.
+func lastError(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	last := "none logged"
+	for _, line := range strings.Split(string(data), "\n") {
+		if len(line) > 1 && (line[0] == 'E' || line[0] == 'F') && line[1] >= '0' && line[1] <= '9' {
+			last = strings.TrimSpace(line)
+		}
+	}
+	return last
 }

@@ -39,7 +39,9 @@ const (
 // file), that are refused before anything changes (a kubelet root in
 // C:\Windows), and whose configuration does not start (it is rolled back
 // and the node is Ready again on the file it had); then an
-// ImagePrePullJob of two images, one of which the registry lacks.
+// ImagePrePullJob of two images, one of which the registry lacks; then a
+// pod the node holds (edge.kubeedge.io/hold-upgrade) until an
+// administrator releases it with `edgecore.exe upgrade unhold`.
 func TestWindowsCloudJobs(t *testing.T) {
 	c := startCluster(t)
 	h := newWinHost(t)
@@ -186,7 +188,77 @@ func TestWindowsCloudJobs(t *testing.T) {
 		t.Error("the fake runtime logged no PullImage: the images did not go through the node's CRI")
 	}
 	figures = append(figures, "ImagePrePullJob of 2 images (1 missing) "+fmtDur(pulled))
+
+	// 5. A pod held by edge.kubeedge.io/hold-upgrade: placed on the node
+	// the way the scheduler places it (a binding), it reaches the node as
+	// an update of a Pending pod, which the node holds until an
+	// administrator releases it with `edgecore.exe upgrade unhold`.
+	held, waited := j.heldPod("held-app")
+	figures = append(figures, "held pod shows HeldUpgrade "+fmtDur(waited))
+	r := j.h.edgecore(t, time.Minute, "upgrade", "unhold", "no-such-pod")
+	t.Logf("edgecore.exe upgrade unhold no-such-pod: exit %d\n%s", r.code, indent(r.out))
+	if r.code == 0 || !strings.Contains(r.out, `Not found: "default/no-such-pod"`) || !strings.Contains(r.out, "the node holds default/"+held) {
+		t.Fatalf("edgecore.exe upgrade unhold of a pod the node does not hold: exit %d, output %q; want a refusal naming the pod and the held one", r.code, r.out)
+	}
+	begin = time.Now()
+	r = j.h.edgecore(t, time.Minute, "upgrade", "unhold", held, "--namespace", "default")
+	t.Logf("edgecore.exe upgrade unhold %s: exit %d after %s\n%s", held, r.code, fmtDur(r.duration), indent(r.out))
+	if r.code != 0 || !strings.Contains(r.out, "edgecore handed them to the kubelet") {
+		j.dumpLog()
+		t.Fatalf("edgecore.exe upgrade unhold %s: exit %d, output %q", held, r.code, r.out)
+	}
+	eventually(t, readyBound, "held pod "+held+" Running after unhold", c.podRunning(held))
+	released := time.Since(begin)
+	t.Logf("pod %s: Running %s after edgecore.exe upgrade unhold", held, fmtDur(released))
+	figures = append(figures, "held pod Running after unhold "+fmtDur(released))
 	t.Logf("cloud jobs figures: %s", strings.Join(figures, "; "))
+}
+
+// heldPod creates a Windows pod annotated edge.kubeedge.io/hold-upgrade
+// and binds it to the node as the scheduler would (the test cluster has
+// none), then waits until the cloud shows it Pending with the node's
+// HeldUpgrade condition, and checks that it stays so.
+func (j *journey) heldPod(name string) (string, time.Duration) {
+	t, c := j.t, j.c
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{upgrade.HoldUpgradeAnnotation: "true"}},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"kubernetes.io/os": "windows"},
+			Containers: []corev1.Container{{Name: "app", Image: "mcr.microsoft.com/windows/servercore:ltsc2022",
+				Command: []string{"cmd", "/c", "ping -t localhost"}, ImagePullPolicy: corev1.PullIfNotPresent}},
+		},
+	}
+	begin := time.Now()
+	if _, err := c.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Target: corev1.ObjectReference{Kind: "Node", Name: j.node}}
+	if err := c.client.CoreV1().Pods("default").Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("bind pod %s to %s: %v", name, j.node, err)
+	}
+	heldUp := func() (bool, error) {
+		p, err := c.client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == "HeldUpgrade" && cond.Status == corev1.ConditionTrue && p.Status.Phase == corev1.PodPending {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("phase %s, conditions %s", p.Status.Phase, jsonOf(p.Status.Conditions))
+	}
+	eventually(t, readyBound, "pod "+name+" held by the node", heldUp)
+	shown := time.Since(begin)
+	// Nothing starts it without the operator.
+	time.Sleep(10 * time.Second)
+	if ok, err := heldUp(); !ok {
+		j.dumpLog()
+		t.Fatalf("pod %s was held, then went on without unhold: %v", name, err)
+	}
+	t.Logf("pod %s: Pending with HeldUpgrade %s after it was bound to %s, and still 10 s later", name, fmtDur(shown), j.node)
+	return name, shown
 }
 
 // configJob creates a ConfigUpdateJob for the node and waits until the

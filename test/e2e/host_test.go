@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"archive/zip"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,6 +101,51 @@ func (h *winHost) install(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	h.exe = exe
+}
+
+// installRelease unpacks the release zip at pkg (its one top folder) into
+// dir, as the quick start's Expand-Archive and Copy-Item do, the bundled
+// runtime included, and runs edgecore.exe from there.
+func (h *winHost) installRelease(t *testing.T, pkg, dir string) {
+	t.Helper()
+	zr, err := zip.OpenReader(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	root := h.drive(dir)
+	for _, f := range zr.File {
+		_, rel, ok := strings.Cut(f.Name, "/")
+		if !ok || rel == "" || strings.HasSuffix(f.Name, "/") {
+			continue
+		}
+		dst := filepath.Join(root, filepath.FromSlash(rel))
+		if !strings.HasPrefix(dst, root+string(filepath.Separator)) {
+			t.Fatalf("%s: %s leaves the release folder", pkg, f.Name)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		in, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+		if err == nil {
+			_, err = io.Copy(out, in)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+		}
+		in.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.exe = dir + `\edgecore.exe`
+	if !fileExists(h.drive(h.exe)) {
+		t.Fatalf("%s has no edgecore.exe in its top folder", pkg)
+	}
 }
 
 func (h *winHost) wineserver() string {

@@ -69,7 +69,7 @@ func TestPackageContents(t *testing.T) {
 	if !bytes.Contains(files["licenses/github.com_kubeedge_kubeedge.txt"], []byte("Apache License")) {
 		t.Error("KubeEdge's license in the package is not the Apache License")
 	}
-	for _, want := range []string{"edgecore.exe preflight", "edgecore.exe cni-config", "keadm gettoken", "edgecore.exe join"} {
+	for _, want := range []string{"edgecore.exe preflight", "keadm gettoken", "edgecore.exe join", "--cluster-cidr"} {
 		if !bytes.Contains(files["QUICKSTART.txt"], []byte(want)) {
 			t.Errorf("QUICKSTART.txt does not mention %q", want)
 		}

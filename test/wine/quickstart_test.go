@@ -31,7 +31,7 @@ func TestQuickStartCommandsExist(t *testing.T) {
 			t.Errorf("edgecore.exe %s: exit %d\n%s", line, r.code, r.stderr)
 		}
 	}
-	for _, want := range []string{"cni-config", "preflight", "join", "service", "reset"} {
+	for _, want := range []string{"preflight", "join", "service", "reset"} {
 		if !seen[want] {
 			t.Errorf("the quick start no longer shows edgecore.exe %s", want)
 		}
