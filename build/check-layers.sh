@@ -6,7 +6,9 @@
 # shared layer (small services every procedure uses), the procedures an
 # operator runs (join, preflight, upgrade, podnet, servicectl), and the node
 # (node, modules); the shared layer imports neither of the others, and the
-# procedures never import the node. Checked for both target OSes.
+# procedures never import the node. cmd/ reaches Windows only through
+# internal/: it imports no windows/ package itself. Checked for both
+# target OSes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mod=$(GOWORK=off go list -m)
@@ -29,7 +31,7 @@ check() { # check PACKAGES FORBIDDEN_DIR...
 check ./windows/... internal cmd
 check ./config/... internal cmd windows
 check ./internal/... cmd
-shared=(steps clock hostprobe protect crashlog version envcheck lifecycle logfile memlimit nodedb release reconnect)
+shared=(deps steps clock hostprobe protect crashlog version envcheck lifecycle logfile memlimit nodedb release reconnect)
 procedures=(join preflight upgrade podnet servicectl)
 node=(node modules)
 prefixed() { local p=$1; shift; printf "$p%s " "$@"; }
@@ -40,6 +42,16 @@ done
 for p in "${procedures[@]}"; do
   check "./internal/$p/..." $(prefixed internal/ "${node[@]}")
 done
+for goos in windows linux; do
+  while read -r p imports; do
+    bad=$(tr ' ' '\n' <<<"$imports" | grep -E "^$mod/windows(/|\$)" | tr '\n' ' ' || true)
+    if [ -n "$bad" ]; then
+      echo "layering: $p ($goos) imports $bad: cmd/ reaches Windows only through internal/" >&2
+      fail=1
+    fi
+  done < <(GOOS=$goos go list -f '{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}}' ./cmd/...)
+done
 [ $fail -eq 0 ] && echo "layering: windows/ and config/ depend on nothing of internal/ or cmd/; internal/ on nothing of cmd/;" \
-  "the shared layer (${shared[*]}) on no procedure (${procedures[*]}) and not on the node (${node[*]}); no procedure on the node"
+  "the shared layer (${shared[*]}) on no procedure (${procedures[*]}) and not on the node (${node[*]}); no procedure on the node;" \
+  "cmd/ imports no windows/ package"
 exit $fail

@@ -1,17 +1,19 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
-	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 )
 
 // newCNIConfigCommand writes the pod network containerd on Windows hands
 // to its CNI plugin: nat, or l2bridge with its HNS network, and points
 // containerd's config.toml at the CNI directories.
-func newCNIConfigCommand(host config.Host) *cobra.Command {
-	o := podnet.NewOptions(host)
+func newCNIConfigCommand(d *deps.Dependencies) *cobra.Command {
+	o := podnet.NewOptions(d)
 	cmd := &cobra.Command{
 		Use:   "cni-config",
 		Short: "Write the pod network for containerd on Windows (nat or l2bridge)",
@@ -30,13 +32,14 @@ func newCNIConfigCommand(host config.Host) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			if err := o.Complete(host, podnet.SystemFacts(), out); err != nil {
+			if err := o.Complete(d); err != nil {
 				return err
 			}
+			fmt.Fprint(out, o.PodRangeNote())
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return podnet.Configure(out, *o, podnet.HostEnv(config.NewLayout(host)))
+			return podnet.Configure(out, *o, podnet.HostEnv(d.Layout))
 		},
 	}
 	o.AddFlags(cmd.Flags())

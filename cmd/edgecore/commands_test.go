@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
@@ -17,13 +19,20 @@ import (
 var testHost = config.Host{GOOS: config.Windows, Hostname: "EDGE-1", NodeIP: "192.0.2.10",
 	ProgramFiles: `C:\Program Files`, SystemDrive: "C:"}
 
+// testDeps are testHost's dependencies: this machine's probes, ACLs and
+// service manager, and this test binary as the program.
+func testDeps() *deps.Dependencies {
+	exe, err := os.Executable()
+	return deps.ForHost(testHost, exe, err)
+}
+
 // testToken has the form of `keadm gettoken`'s output.
 var testToken = strings.Repeat("a", 64) + ".eyJh.eyJi.c2ln"
 
 // execute runs the command line args on testHost and returns what it
 // printed and its error.
 func execute(args ...string) (string, error) {
-	cmd := NewCommand(testHost)
+	cmd := NewCommand(testDeps())
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
@@ -135,7 +144,7 @@ func TestFlagNamesAndDefaults(t *testing.T) {
 			{"timeout", "", "duration", "3m0s"},
 		},
 	}
-	root := NewCommand(testHost)
+	root := NewCommand(testDeps())
 	seen := map[string]bool{}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/join"
-	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
 // reachTimeout bounds each check that cloudcore answers.
@@ -15,8 +15,8 @@ const reachTimeout = 5 * time.Second
 
 // newConfigCommand writes a complete configuration for joining a cloud, with
 // keadm join's flag names.
-func newConfigCommand(host config.Host) *cobra.Command {
-	o := join.NewConfigOptions(host)
+func newConfigCommand(d *deps.Dependencies) *cobra.Command {
+	o := join.NewConfigOptions(d)
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Write a complete configuration for joining a KubeEdge cloud",
@@ -25,11 +25,10 @@ func newConfigCommand(host config.Host) *cobra.Command {
 			"does not answer (use --offline to prepare a configuration away from the network).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Complete(host)
-			if err := o.Validate(); err != nil {
+			if err := prepare(o, d); err != nil {
 				return err
 			}
-			return join.WriteConfig(cmd.OutOrStdout(), *o, config.DialReach(reachTimeout), protect.HostACLs())
+			return join.WriteConfig(cmd.OutOrStdout(), *o, config.DialReach(reachTimeout), d.ACLs)
 		},
 	}
 	o.AddFlags(cmd.Flags())

@@ -3,22 +3,20 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
-
-	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/images"
 )
 
 // newImagesCommand imports image archives into containerd by hand.
-func newImagesCommand(host config.Host) *cobra.Command {
-	layout := config.NewLayout(host)
+func newImagesCommand(d *deps.Dependencies) *cobra.Command {
+	layout := d.Layout
 	cmd := &cobra.Command{
 		Use:   "images",
 		Short: "Import image archives into containerd for hosts without a registry",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	o := images.NewImportOptions(host)
+	o := images.NewImportOptions(d)
 	imp := &cobra.Command{
 		Use:   "import PATH...",
 		Short: "Import image archives (docker save or OCI layout tarballs) into containerd's k8s.io namespace",
@@ -30,19 +28,13 @@ func newImagesCommand(host config.Host) *cobra.Command {
 			"16 GiB, 10000 entries and --timeout. Run it from PowerShell started with \"Run as administrator\".",
 		Example: `  edgecore.exe images import D:\images\pause.tar` + "\n" + `  edgecore.exe images import D:\images --no-unpack`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			load := func(path string) (*v1alpha2.EdgeCoreConfig, error) {
-				c, _, err := config.Load(path, host)
-				return c, err
-			}
-			if err := o.Complete(args, load); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
+			o.Paths = args
+			if err := prepare(o, d); err != nil {
 				return err
 			}
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return images.RunImport(ctx, cmd.OutOrStdout(), *o, images.HostImporter(host, o.Endpoint, o.Snapshotter))
+			return images.RunImport(ctx, cmd.OutOrStdout(), *o, images.HostImporter(d, o.Endpoint, o.Snapshotter))
 		},
 	}
 	o.AddFlags(imp.Flags())

@@ -9,26 +9,24 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/clock"
-	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/images"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
-	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 )
 
 // newJoinCommand joins this host to a KubeEdge cloud in one command, with
 // keadm join's flag names: it writes the configuration, installs edgecore
 // as a Windows service and waits until the node is connected.
-func newJoinCommand(host config.Host) *cobra.Command {
-	o := join.NewOptions(host)
+func newJoinCommand(d *deps.Dependencies) *cobra.Command {
+	o := join.NewOptions(d)
 	cmd := &cobra.Command{
 		Use:   "join",
 		Short: "Join this host to a KubeEdge cloud and run edgecore as a Windows service",
 		Long: "Join this host to the cloudcore at --cloudcore-ipport with the token from `keadm gettoken`:\n" +
-			"restrict the node's directories (" + config.NewLayout(host).KubeEdgeDir + ", the database, the kubelet's root, logs)\n" +
+			"restrict the node's directories (" + d.Layout.KubeEdgeDir + ", the database, the kubelet's root, logs)\n" +
 			"to SYSTEM and Administrators with Administrators their owner, write the configuration into them, install and start\n" +
 			"the edgecore service, and wait until the node certificates are issued and the hub is connected.\n" +
 			"On a host without a container runtime it also installs the containerd the release bundles (--runtime) and\n" +
@@ -41,15 +39,12 @@ func newJoinCommand(host config.Host) *cobra.Command {
 			"  edgecore.exe join -e 192.168.1.10:10000 -t <token> --set modules.edged.tailoredKubeletConfig.maxPods=50 --dry-run",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(host); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
+			if err := prepare(o, d); err != nil {
 				return err
 			}
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return join.Run(ctx, cmd.OutOrStdout(), *o, hostSystem(o.Host))
+			return join.Run(ctx, cmd.OutOrStdout(), *o, hostSystem(d, o.Host))
 		},
 	}
 	o.AddFlags(cmd.Flags())
@@ -66,14 +61,13 @@ func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	return lifecycle.ConsoleContext(ctx, runtime.GOOS, lifecycle.ProcessSignals{})
 }
 
-// hostSystem is what join and reset act on: this host's files, services
-// and ACLs.
-func hostSystem(host config.Host) join.System {
-	acls := protect.HostACLs()
+// hostSystem is what join and reset act on: d's host (as host, its node
+// IP completed, says) with its files, services and ACLs.
+func hostSystem(d *deps.Dependencies, host config.Host) join.System {
 	return join.System{
 		FS:       join.OSFS{},
 		Reach:    config.DialReach(reachTimeout),
-		Elevated: hostprobe.System().Elevated,
+		Elevated: d.Probes.Elevated,
 		WriteConfig: func(path string, data []byte) error {
 			// The file holds the join token until the certificates are issued.
 			return config.WriteNewFile(path, data, 0o600, false)
@@ -83,11 +77,11 @@ func hostSystem(host config.Host) join.System {
 			return c, err
 		},
 		RemoveToken:  config.RemoveToken,
-		Protect:      acls,
-		Services:     join.WindowsServices{},
-		Clock:        clock.Real{},
-		Runtime:      runtimeinstall.OSHost(join.WindowsServices{}, acls),
-		ImportImages: images.ImportFolders(host),
-		PodNet:       join.PodNetHost{Facts: podnet.SystemFacts(), Env: podnet.HostEnv(config.NewLayout(host))},
+		Protect:      d.ACLs,
+		Services:     d.Services,
+		Clock:        d.Clock,
+		Runtime:      runtimeinstall.OSHost(d),
+		ImportImages: images.ImportFolders(d),
+		PodNet:       join.PodNetHost{Facts: podnet.SystemFacts(), Env: podnet.HostEnv(d.Layout)},
 	}
 }

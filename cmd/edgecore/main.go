@@ -11,13 +11,17 @@ import (
 	"k8s.io/component-base/logs"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 )
 
 func main() {
 	logs.InitLogs()
 	// The one reading of this machine's facts (host name, default route,
-	// %ProgramFiles%, %SystemDrive%): every command takes them from here.
-	code := run(os.Args[1:], config.CurrentHost(runtime.GOOS))
+	// %ProgramFiles%, %SystemDrive%) and of this program's path, with the
+	// host's probes, clock, ACLs and service manager: every command and
+	// the node take them from here.
+	exe, exeErr := os.Executable()
+	code := run(os.Args[1:], deps.ForHost(config.CurrentHost(runtime.GOOS), exe, exeErr))
 	logs.FlushLogs()
 	os.Exit(code)
 }

@@ -6,13 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/preflight"
 )
 
 // newPreflightCommand checks the host before edgecore is started or joined.
-func newPreflightCommand(host config.Host) *cobra.Command {
-	o := preflight.NewOptions(host)
+func newPreflightCommand(d *deps.Dependencies) *cobra.Command {
+	o := preflight.NewOptions(d)
 	cmd := &cobra.Command{
 		Use:   "preflight",
 		Short: "Check this host for what edgecore needs, with a fix for every failure",
@@ -21,10 +21,10 @@ func newPreflightCommand(host config.Host) *cobra.Command {
 			"Exits 1 when any check fails.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
+			if err := prepare(o, d); err != nil {
 				return err
 			}
-			code, err := preflight.RunChecks(context.Background(), cmd.OutOrStdout(), *o, preflight.SystemProbes(host))
+			code, err := preflight.RunChecks(context.Background(), cmd.OutOrStdout(), *o, preflight.SystemProbes(d))
 			if errors.Is(err, preflight.ErrProblems) {
 				return &ExitError{Code: code, Err: err}
 			}

@@ -7,14 +7,16 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 )
 
 // newResetCommand undoes a join: it removes the service and what join
 // wrote, and leaves containerd and the CNI configuration alone.
-func newResetCommand(host config.Host) *cobra.Command {
-	o := join.NewResetOptions(host)
+func newResetCommand(d *deps.Dependencies) *cobra.Command {
+	o := join.NewResetOptions(d)
+	o.NetworkOf = func(l config.Layout) join.NetworkRemover { return podnet.HostRemover(l) }
 	cmd := &cobra.Command{
 		Use:   "reset",
 		Short: "Remove the edgecore service and what join set up on this host",
@@ -28,8 +30,7 @@ func newResetCommand(host config.Host) *cobra.Command {
 		Example: "  edgecore.exe reset\n  edgecore.exe reset --force --keep-data\n  edgecore.exe reset --network",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Complete(host, func(l config.Layout) join.NetworkRemover { return podnet.HostRemover(l) })
-			if err := o.Validate(); err != nil {
+			if err := prepare(o, d); err != nil {
 				return err
 			}
 			in := cmd.InOrStdin()
@@ -38,7 +39,7 @@ func newResetCommand(host config.Host) *cobra.Command {
 			interactive := in == os.Stdin && term.IsTerminal(int(os.Stdin.Fd()))
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return join.Reset(ctx, in, cmd.OutOrStdout(), interactive, *o, hostSystem(o.Host))
+			return join.Reset(ctx, in, cmd.OutOrStdout(), interactive, *o, hostSystem(d, o.Host))
 		},
 	}
 	o.AddFlags(cmd.Flags())

@@ -13,6 +13,7 @@ import (
 	"k8s.io/component-base/term"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
 	"github.com/kubeedge-windows/edgecore/internal/node"
 	"github.com/kubeedge-windows/edgecore/internal/version"
@@ -27,6 +28,28 @@ type rootOptions struct {
 	Version       bool
 }
 
+// Complete takes what the node's flags leave to the host from d.
+func (o *rootOptions) Complete(d *deps.Dependencies) error { return o.node.Complete(d) }
+
+// Validate checks the node's flags.
+func (o *rootOptions) Validate() error { return o.node.Validate() }
+
+// options is what every command's options keep to: Complete takes what
+// the flags leave to the host from the process's dependencies, and prints
+// nothing; Validate then checks the result, naming the flag to fix.
+type options interface {
+	Complete(d *deps.Dependencies) error
+	Validate() error
+}
+
+// prepare completes and validates o.
+func prepare(o options, d *deps.Dependencies) error {
+	if err := o.Complete(d); err != nil {
+		return err
+	}
+	return o.Validate()
+}
+
 // ExitError carries the exit code a failed command ends the process with.
 type ExitError struct {
 	Code int
@@ -36,11 +59,11 @@ type ExitError struct {
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// NewCommand builds the edgecore command line for host, the machine it
-// runs on: the flags' defaults and every command's host facts come from
-// it.
-func NewCommand(host config.Host) *cobra.Command {
-	layout := config.NewLayout(host)
+// NewCommand builds the edgecore command line for the process whose
+// dependencies are d: the flags' defaults and every command's host facts
+// come from its host and layout.
+func NewCommand(d *deps.Dependencies) *cobra.Command {
+	host, layout := d.Host, d.Layout
 	opts := &rootOptions{node: node.Options{
 		ConfigFile: layout.ConfigFile,
 		Logs:       logfile.DefaultOptions(layout.LogFile),
@@ -66,7 +89,10 @@ func NewCommand(host config.Host) *cobra.Command {
 				return printSample(out, config.KindDefault, host)
 			}
 			opts.node.LogFileGiven = cmd.Flags().Changed(logfile.FlagFile)
-			return node.Main(opts.node)
+			if err := prepare(opts, d); err != nil {
+				return err
+			}
+			return node.Main(opts.node, d)
 		},
 	}
 	cmd.AddCommand(&cobra.Command{
@@ -79,9 +105,9 @@ func NewCommand(host config.Host) *cobra.Command {
 		},
 	})
 
-	cmd.AddCommand(newConfigCommand(host), newJoinCommand(host), newResetCommand(host), newServiceCommand(host),
-		newPreflightCommand(host), newCNIConfigCommand(host), newUpgradeCommand(host), newRollbackCommand(host), newTakeoverCommand(host),
-		newImagesCommand(host))
+	cmd.AddCommand(newConfigCommand(d), newJoinCommand(d), newResetCommand(d), newServiceCommand(d),
+		newPreflightCommand(d), newCNIConfigCommand(d), newUpgradeCommand(d), newRollbackCommand(d), newTakeoverCommand(d),
+		newImagesCommand(d))
 	cmd.CompletionOptions.DisableDefaultCmd = true
 
 	named := opts.flags(cmd.Name())
@@ -138,16 +164,16 @@ func printSample(out io.Writer, kind string, host config.Host) error {
 	return err
 }
 
-// run runs the command on host and returns the process exit code,
-// printing any error on stderr in one line.
-func run(args []string, host config.Host) int {
-	cmd := NewCommand(host)
+// run runs the command with the process's dependencies d and returns the
+// process exit code, printing any error on stderr in one line.
+func run(args []string, d *deps.Dependencies) int {
+	cmd := NewCommand(d)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "%s: %v\n", config.ExecutableName(host.GOOS), err)
+	fmt.Fprintf(os.Stderr, "%s: %v\n", config.ExecutableName(d.Host.GOOS), err)
 	var exit *ExitError
 	if errors.As(err, &exit) {
 		return exit.Code

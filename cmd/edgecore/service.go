@@ -2,25 +2,24 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/servicectl"
-	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 // newServiceCommand controls the edgecore Windows service.
-func newServiceCommand(host config.Host) *cobra.Command {
-	layout := config.NewLayout(host)
+func newServiceCommand(d *deps.Dependencies) *cobra.Command {
+	layout := d.Layout
+	name := servicectl.Name
 	cmd := &cobra.Command{
 		Use:   "service",
 		Short: "Install, remove, start, stop or show the edgecore Windows service, or dump its goroutine stacks",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	o := servicectl.NewInstallOptions(host)
+	o := servicectl.NewInstallOptions(d)
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Install edgecore as a service that starts with Windows (after containerd) and restarts after failures",
@@ -29,13 +28,10 @@ func newServiceCommand(host config.Host) *cobra.Command {
 			"in a directory other accounts may change, or a node directory another account owns, is refused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(os.Executable); err != nil {
+			if err := prepare(o, d); err != nil {
 				return err
 			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return servicectl.RunInstall(cmd.OutOrStdout(), cmd.ErrOrStderr(), *o, servicectl.HostSystem())
+			return servicectl.RunInstall(cmd.OutOrStdout(), cmd.ErrOrStderr(), *o, servicectl.HostSystem(d))
 		},
 	}
 	o.AddFlags(install.Flags())
@@ -59,7 +55,7 @@ func newServiceCommand(host config.Host) *cobra.Command {
 		Short: "Say whether the service is installed and running, and name a panic log a crash left",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, err := servicectl.Status(service.DefaultName, layout.LogFile, servicectl.HostSystem())
+			out, err := servicectl.Status(name, layout.LogFile, servicectl.HostSystem(d))
 			if err != nil {
 				return err
 			}
@@ -77,7 +73,7 @@ func newServiceCommand(host config.Host) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			path, err := servicectl.Dump(ctx, service.DefaultName, layout.LogFile, servicectl.DumpTimeout, servicectl.HostSystem())
+			path, err := servicectl.Dump(ctx, name, layout.LogFile, servicectl.DumpTimeout, servicectl.HostSystem(d))
 			if err != nil {
 				return err
 			}
@@ -87,14 +83,14 @@ func newServiceCommand(host config.Host) *cobra.Command {
 	}
 	cmd.AddCommand(install,
 		simple("uninstall", "Stop and remove the service", func() error {
-			return service.Uninstall(service.DefaultName, service.StopWaitTimeout)
-		}, "Service "+service.DefaultName+" removed."),
+			return d.Services.Uninstall(name)
+		}, "Service "+name+" removed."),
 		simple("start", "Start the service and wait until it runs", func() error {
-			return service.Start(service.DefaultName, service.StartTimeout)
-		}, "Service "+service.DefaultName+" is running."),
+			return d.Services.Start(name)
+		}, "Service "+name+" is running."),
 		simple("stop", "Stop the service and wait until it has stopped", func() error {
-			return service.Stop(service.DefaultName, service.StopWaitTimeout)
-		}, "Service "+service.DefaultName+" is stopped."),
+			return d.Services.Stop(name)
+		}, "Service "+name+" is stopped."),
 		status, dump)
 	return cmd
 }

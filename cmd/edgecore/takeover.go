@@ -8,9 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
-	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/takeover"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/internal/version"
@@ -18,8 +16,8 @@ import (
 
 // newTakeoverCommand moves a node that upstream's keadm joined to this
 // build.
-func newTakeoverCommand(host config.Host) *cobra.Command {
-	o := takeover.NewOptions(host)
+func newTakeoverCommand(d *deps.Dependencies) *cobra.Command {
+	o := takeover.NewOptions(d)
 	cmd := &cobra.Command{
 		Use:   "takeover",
 		Short: "Take over a node that upstream's keadm joined: keep its name, certificates, database and pods, run this build",
@@ -33,15 +31,12 @@ func newTakeoverCommand(host config.Host) *cobra.Command {
 		Example: "  edgecore.exe takeover --dry-run\n  edgecore.exe takeover --timeout 5m",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(host, os.Executable); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
+			if err := prepare(o, d); err != nil {
 				return err
 			}
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			err := takeover.Run(ctx, cmd.OutOrStdout(), *o, takeoverSystem(host))
+			err := takeover.Run(ctx, cmd.OutOrStdout(), *o, takeoverSystem(d))
 			var failed *takeover.ResultError
 			if errors.As(err, &failed) {
 				return &ExitError{Code: failed.Result.ExitCode(), Err: err}
@@ -53,9 +48,9 @@ func newTakeoverCommand(host config.Host) *cobra.Command {
 	return cmd
 }
 
-// takeoverSystem is this host as the takeover reads and changes it.
-func takeoverSystem(host config.Host) takeover.System {
-	env := upgrade.HostEnv(host)
+// takeoverSystem is d's host as the takeover reads and changes it.
+func takeoverSystem(d *deps.Dependencies) takeover.System {
+	env := upgrade.HostEnv(d)
 	return takeover.System{
 		Services: env.Services,
 		ReadFile: os.ReadFile,
@@ -66,9 +61,9 @@ func takeoverSystem(host config.Host) takeover.System {
 			}
 			return err == nil, err
 		},
-		Elevated:  hostprobe.System().Elevated,
-		Protect:   protect.HostACLs(),
-		VersionOf: upgrade.HostFacts(host).VersionOf,
+		Elevated:  d.Probes.Elevated,
+		Protect:   d.ACLs,
+		VersionOf: upgrade.HostFacts(d.Host).VersionOf,
 		Adopt: func(ctx context.Context, out io.Writer, a upgrade.Adoption) (upgrade.Result, error) {
 			return upgrade.Adopt(ctx, out, env, a)
 		},

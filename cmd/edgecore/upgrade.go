@@ -7,20 +7,20 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
 // newUpgradeCommand replaces the binary the edgecore service runs with the
 // one in a release zip, and rolls back when the new version is not
 // healthy.
-func newUpgradeCommand(host config.Host) *cobra.Command {
+func newUpgradeCommand(d *deps.Dependencies) *cobra.Command {
 	o := upgrade.NewUpgradeOptions()
 	cmd := &cobra.Command{
 		Use:   "upgrade",
 		Short: "Upgrade the edgecore service from a release zip; roll back if the new version is not healthy",
 		Long: "Verify the release zip (its SHA256SUMS and manifest, the platform, and a version newer than the installed one\n" +
-			"unless --allow-downgrade), back up the service's binary, configuration and database to " + upgrade.NewPaths(config.NewLayout(host)).BackupRoot + "\\<version>,\n" +
+			"unless --allow-downgrade), back up the service's binary, configuration and database to " + upgrade.NewPaths(d.Layout).BackupRoot + "\\<version>,\n" +
 			"replace the binary, restart the service and wait until it keeps running, the hub is connected and the node\n" +
 			"is Ready (--timeout). On any failure the backup is put back and the previous version started again.\n" +
 			"When join installed the release's container runtime and the package's differs, it is backed up, swapped\n" +
@@ -34,13 +34,13 @@ func newUpgradeCommand(host config.Host) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			if err := o.Complete(); err != nil {
+			if err := o.Complete(d); err != nil {
 				return err
 			}
 			if err := o.Validate(); err != nil {
 				return finish(out, upgrade.Refused(upgrade.KindUpgrade, err))
 			}
-			env := upgrade.HostEnv(host)
+			env := upgrade.HostEnv(d)
 			ctx, stop := interruptible(cmd)
 			defer stop()
 			if o.Resume {
@@ -54,20 +54,20 @@ func newUpgradeCommand(host config.Host) *cobra.Command {
 				}
 				return finish(out, r)
 			}
-			return finish(out, upgrade.Upgrade(ctx, out, env, upgrade.HostFacts(host), *o))
+			return finish(out, upgrade.Upgrade(ctx, out, env, upgrade.HostFacts(d.Host), *o))
 		},
 	}
 	o.AddFlags(cmd.Flags())
-	cmd.AddCommand(newUpgradeConfirmCommand(host), newUpgradeUnholdCommand(host))
+	cmd.AddCommand(newUpgradeConfirmCommand(d), newUpgradeUnholdCommand(d))
 	return cmd
 }
 
 // newUpgradeConfirmCommand lets a NodeUpgradeJob that waits for
 // confirmation (requireConfirmation) go on: `keadm ctl confirm` on a
 // Linux node.
-func newUpgradeConfirmCommand(host config.Host) *cobra.Command {
+func newUpgradeConfirmCommand(d *deps.Dependencies) *cobra.Command {
 	o := upgrade.NewConfirmOptions()
-	paths := upgrade.NewPaths(config.NewLayout(host))
+	paths := upgrade.NewPaths(d.Layout)
 	cmd := &cobra.Command{
 		Use:   "confirm",
 		Short: "Confirm the NodeUpgradeJob that waits on this node for confirmation (requireConfirmation), so that it upgrades",
@@ -79,12 +79,12 @@ func newUpgradeConfirmCommand(host config.Host) *cobra.Command {
 		Example: "  edgecore.exe upgrade confirm\n  edgecore.exe upgrade confirm --job upgrade-to-v1.23.2",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
+			if err := prepare(o, d); err != nil {
 				return err
 			}
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return upgrade.ConfirmAndWait(ctx, cmd.OutOrStdout(), upgrade.HostEnv(host), *o)
+			return upgrade.ConfirmAndWait(ctx, cmd.OutOrStdout(), upgrade.HostEnv(d), *o)
 		},
 	}
 	o.AddFlags(cmd.Flags())
@@ -94,9 +94,9 @@ func newUpgradeConfirmCommand(host config.Host) *cobra.Command {
 // newUpgradeUnholdCommand releases pods the node holds because of the
 // annotation edge.kubeedge.io/hold-upgrade: `keadm ctl unhold-upgrade` on
 // a Linux node.
-func newUpgradeUnholdCommand(host config.Host) *cobra.Command {
+func newUpgradeUnholdCommand(d *deps.Dependencies) *cobra.Command {
 	o := upgrade.NewUnholdOptions()
-	paths := upgrade.NewPaths(config.NewLayout(host))
+	paths := upgrade.NewPaths(d.Layout)
 	cmd := &cobra.Command{
 		Use:   "unhold [POD...] [--namespace NAMESPACE] [--all]",
 		Short: "Release pods this node holds because of the annotation " + upgrade.HoldUpgradeAnnotation + " (keadm ctl unhold-upgrade)",
@@ -109,12 +109,12 @@ func newUpgradeUnholdCommand(host config.Host) *cobra.Command {
 		Example: "  edgecore.exe upgrade unhold plc-gateway-0 -n shop-floor\n  edgecore.exe upgrade unhold shop-floor/plc-gateway-0 default/web-1\n  edgecore.exe upgrade unhold --all",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Pods = args
-			if err := o.Validate(); err != nil {
+			if err := prepare(o, d); err != nil {
 				return err
 			}
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return upgrade.Unhold(ctx, cmd.OutOrStdout(), upgrade.HostEnv(host), upgrade.HostFacts(host), *o)
+			return upgrade.Unhold(ctx, cmd.OutOrStdout(), upgrade.HostEnv(d), upgrade.HostFacts(d.Host), *o)
 		},
 	}
 	o.AddFlags(cmd.Flags())
@@ -122,12 +122,12 @@ func newUpgradeUnholdCommand(host config.Host) *cobra.Command {
 }
 
 // newRollbackCommand puts the last backup back.
-func newRollbackCommand(host config.Host) *cobra.Command {
+func newRollbackCommand(d *deps.Dependencies) *cobra.Command {
 	o := upgrade.NewRollbackOptions()
 	cmd := &cobra.Command{
 		Use:   "rollback",
 		Short: "Restore the binary, configuration and database the last upgrade backed up, and restart the service",
-		Long: "Restore a backup from " + upgrade.NewPaths(config.NewLayout(host)).BackupRoot + ": by default the one the last upgrade made of the\n" +
+		Long: "Restore a backup from " + upgrade.NewPaths(d.Layout).BackupRoot + ": by default the one the last upgrade made of the\n" +
 			"version before it, else the newest backup of another version than the running one (--to picks one).\n" +
 			"Every file is checked against the backup's checksums before anything is stopped. The last line is\n" +
 			"the result for automation; the exit code is 0 (restored), 1 (refused, nothing changed) or 3 (failed).",
@@ -135,12 +135,15 @@ func newRollbackCommand(host config.Host) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
+			if err := o.Complete(d); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return finish(out, upgrade.Refused(upgrade.KindRollback, err))
 			}
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return finish(out, upgrade.Rollback(ctx, out, upgrade.HostEnv(host), upgrade.HostFacts(host), *o))
+			return finish(out, upgrade.Rollback(ctx, out, upgrade.HostEnv(d), upgrade.HostFacts(d.Host), *o))
 		},
 	}
 	o.AddFlags(cmd.Flags())

@@ -19,7 +19,7 @@ func TestUpgradeAndRollbackCommandsRefuseBadFlags(t *testing.T) {
 		{[]string{"upgrade", "--package", "x.zip", "--sha256", "abc"}, `--sha256: Invalid value: \"abc\"`},
 		{[]string{"rollback", "--timeout", "-1s"}, `result=refused action=rollback reason="rollback options: not valid: - --timeout: Invalid value`},
 	} {
-		cmd := NewCommand(testHost)
+		cmd := NewCommand(testDeps())
 		var out bytes.Buffer
 		cmd.SetOut(&out)
 		cmd.SetErr(&out)
@@ -37,7 +37,7 @@ func TestUpgradeAndRollbackCommandsRefuseBadFlags(t *testing.T) {
 }
 
 func TestUpgradeFlags(t *testing.T) {
-	cmd := NewCommand(testHost)
+	cmd := NewCommand(testDeps())
 	for name, flags := range map[string][]string{
 		"upgrade":  {"package", "sha256", "allow-downgrade", "timeout", "resume", "journal"},
 		"rollback": {"to", "timeout"},
@@ -56,7 +56,7 @@ func TestUpgradeFlags(t *testing.T) {
 
 // confirm refuses its flags before it looks at the host, naming each.
 func TestUpgradeConfirmRefusesBadFlags(t *testing.T) {
-	cmd := NewCommand(testHost)
+	cmd := NewCommand(testDeps())
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)

@@ -8,7 +8,6 @@ package hostprobe
 
 import (
 	"context"
-	"sync"
 )
 
 // Set is the probes of one host.
@@ -26,10 +25,11 @@ type Set struct {
 	CRI func(ctx context.Context, endpoint string) (CRIStatus, error)
 }
 
-// System is the probes of the running host, made on first use and shared
-// by every caller in the process rather than made again for each question.
-var System = sync.OnceValue(func() *Set {
-	return &Set{
+// Host is the probes of the running host. main makes them once, in the
+// process's dependencies (internal/deps), and every caller takes them from
+// there.
+func Host() Set {
+	return Set{
 		WindowsVersion:    windowsVersion,
 		ContainersFeature: containersFeature,
 		Elevated:          elevated,
@@ -37,7 +37,7 @@ var System = sync.OnceValue(func() *Set {
 		DiskSize:          diskSize,
 		CRI:               criStatus,
 	}
-})
+}
 
 // WindowsVersion is read from HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion.
 type WindowsVersion struct {

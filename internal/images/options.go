@@ -16,7 +16,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
-	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -35,9 +35,9 @@ type ImportOptions struct {
 	Host        config.Host
 }
 
-// NewImportOptions are the command's defaults on host.
-func NewImportOptions(host config.Host) *ImportOptions {
-	return &ImportOptions{ConfigFile: config.NewLayout(host).ConfigFile, Snapshotter: Snapshotter(host.GOOS), Timeout: DefaultTimeout, Host: host}
+// NewImportOptions are the command's defaults on d's host.
+func NewImportOptions(d *deps.Dependencies) *ImportOptions {
+	return &ImportOptions{ConfigFile: d.Layout.ConfigFile, Snapshotter: Snapshotter(d.Host.GOOS), Timeout: DefaultTimeout, Host: d.Host}
 }
 
 // AddFlags binds the command's flags to o; the defaults are o's values.
@@ -49,15 +49,15 @@ func (o *ImportOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "Time bound of each archive, unpacking included")
 }
 
-// Complete takes the paths from the arguments and, without --endpoint,
-// the endpoint from the configuration (load reads it), or from the
-// default configuration when there is no configuration file yet.
-func (o *ImportOptions) Complete(args []string, load func(path string) (*v1alpha2.EdgeCoreConfig, error)) error {
-	o.Paths = args
+// Complete takes, without --endpoint, the endpoint from the configuration
+// as d's host loads it, or from the default configuration when there is no
+// configuration file yet. The command sets Paths from its arguments.
+func (o *ImportOptions) Complete(d *deps.Dependencies) error {
+	o.Host = d.Host
 	if o.Endpoint != "" {
 		return nil
 	}
-	cfg, err := load(o.ConfigFile)
+	cfg, _, err := config.Load(o.ConfigFile, o.Host)
 	var missing *config.MissingFileError
 	if errors.As(err, &missing) || errors.Is(err, fs.ErrNotExist) {
 		cfg, err = config.Sample(config.KindDefault, o.Host)
@@ -96,16 +96,15 @@ func (o ImportOptions) Validate() error {
 	return errors.Join(errs...)
 }
 
-// HostImporter is the importer of host: containerd at endpoint through its
-// Go client, the archives checked with the host's ACLs, and the record in
-// the kubeedge directory, written durably.
-func HostImporter(host config.Host, endpoint, snapshotter string) *Importer {
-	l := config.NewLayout(host)
+// HostImporter is the importer of d's host: containerd at endpoint through
+// its Go client, the archives checked with the host's ACLs, and the record
+// in the kubeedge directory, written durably.
+func HostImporter(d *deps.Dependencies, endpoint, snapshotter string) *Importer {
 	return &Importer{
 		Connect:    Containerd(endpoint, snapshotter),
-		Trusted:    Access(host.GOOS, protect.HostACLs()),
-		RecordPath: l.ImagesRecord,
-		WriteFile:  recordWriter(host.GOOS),
+		Trusted:    Access(d.Host.GOOS, d.ACLs),
+		RecordPath: d.Layout.ImagesRecord,
+		WriteFile:  recordWriter(d.Host.GOOS),
 	}
 }
 
@@ -156,10 +155,10 @@ func RunImport(ctx context.Context, out io.Writer, o ImportOptions, im *Importer
 }
 
 // ImportFolders imports the archives of dirs that were not imported yet
-// into containerd at endpoint on host, as the node does at its start, and
+// into containerd at endpoint on d's host, as the node does at its start, and
 // says so when the folders hold none: what join runs before it starts
 // the service.
-func ImportFolders(host config.Host) func(ctx context.Context, out io.Writer, endpoint string, dirs []string) error {
+func ImportFolders(d *deps.Dependencies) func(ctx context.Context, out io.Writer, endpoint string, dirs []string) error {
 	return func(ctx context.Context, out io.Writer, endpoint string, dirs []string) error {
 		archives, err := Find(dirs)
 		if err != nil {
@@ -169,7 +168,7 @@ func ImportFolders(host config.Host) func(ctx context.Context, out io.Writer, en
 			fmt.Fprintf(out, "no image archives (*%s) in %s\n", Extension, strings.Join(dirs, " or "))
 			return nil
 		}
-		_, err = HostImporter(host, endpoint, Snapshotter(host.GOOS)).ImportNew(ctx, out, archives)
+		_, err = HostImporter(d, endpoint, Snapshotter(d.Host.GOOS)).ImportNew(ctx, out, archives)
 		return err
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
@@ -30,10 +31,10 @@ type ConfigOptions struct {
 	Host config.Host
 }
 
-// NewConfigOptions are config's defaults on host: the file in its default
-// place.
-func NewConfigOptions(host config.Host) *ConfigOptions {
-	return &ConfigOptions{Output: config.NewLayout(host).ConfigFile, Host: host}
+// NewConfigOptions are config's defaults on d's host: the file in its
+// default place.
+func NewConfigOptions(d *deps.Dependencies) *ConfigOptions {
+	return &ConfigOptions{Output: d.Layout.ConfigFile, Host: d.Host}
 }
 
 // AddFlags binds config's flags to o; the defaults are o's values.
@@ -44,16 +45,17 @@ func (o *ConfigOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Overwrite, "force", o.Overwrite, "Replace an existing configuration file")
 }
 
-// Complete takes the host's facts: unless offline, the address this host
+// Complete takes d's host facts: unless offline, the address this host
 // reaches the cloud from is the node IP the cloud can reach it back on.
-func (o *ConfigOptions) Complete(host config.Host) {
-	o.Host = host
+func (o *ConfigOptions) Complete(d *deps.Dependencies) error {
+	o.Host = d.Host
 	if o.Offline {
-		return
+		return nil
 	}
 	if ip, err := config.DefaultRouteIP(o.CloudCoreIPPort); err == nil {
 		o.Host.NodeIP = ip.String()
 	}
+	return nil
 }
 
 // Validate checks what config's own flags hold; keadm's flags are judged

@@ -15,7 +15,7 @@ import (
 )
 
 func configOptions(host config.Host, output string) ConfigOptions {
-	o := NewConfigOptions(host)
+	o := NewConfigOptions(depsOn(host))
 	o.CloudCoreIPPort, o.Token, o.Offline, o.Output = "10.0.0.1:10000", testToken, true, output
 	return *o
 }
@@ -25,7 +25,7 @@ func TestConfigOptionsValidateNamesAnEmptyOutput(t *testing.T) {
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--output") {
 		t.Errorf("Validate with no output: %v", err)
 	}
-	if err := NewConfigOptions(config.Host{GOOS: config.Windows}).Validate(); err != nil {
+	if err := NewConfigOptions(depsOn(config.Host{GOOS: config.Windows})).Validate(); err != nil {
 		t.Errorf("the default output is refused: %v", err)
 	}
 }
@@ -34,7 +34,7 @@ func TestConfigOptionsValidateNamesAnEmptyOutput(t *testing.T) {
 // looked up towards a cloud the host may not reach yet.
 func TestConfigOptionsCompleteOfflineKeepsTheHostsNodeIP(t *testing.T) {
 	o := configOptions(config.Host{GOOS: config.Windows, NodeIP: "192.0.2.7"}, "-")
-	o.Complete(config.Host{GOOS: config.Windows, NodeIP: "192.0.2.7"})
+	o.Complete(depsOn(config.Host{GOOS: config.Windows, NodeIP: "192.0.2.7"}))
 	if o.Host.NodeIP != "192.0.2.7" {
 		t.Errorf("node IP %q", o.Host.NodeIP)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
@@ -592,7 +593,7 @@ func (w *world) options() Options {
 		LogFile:    logFile,
 		Timeout:    2 * time.Minute,
 		Host:       w.host,
-		Network:    NetworkOptions(w.host),
+		Network:    NetworkOptions(&deps.Dependencies{Host: w.host, Layout: config.NewLayout(w.host)}),
 	}
 }
 

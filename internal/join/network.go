@@ -9,6 +9,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
@@ -64,7 +65,8 @@ func (j *Join) decideNetwork() error {
 		return "", &cni.FlagError{Flag: cni.FlagSubnet, Problem: "is required: join writes the pod network before the node exists, so its pod range cannot be read from the cluster",
 			Fix: "pass " + cni.FlagSubnet + " with this node's pod range, e.g. " + cni.FlagSubnet + " 10.244.2.0/24"}
 	}
-	if err := n.Complete(j.o.Host, facts, io.Discard); err != nil {
+	n.Facts = facts
+	if err := n.Complete(&deps.Dependencies{Host: j.o.Host, Layout: l}); err != nil {
 		return fail(err)
 	}
 	if err := n.Validate(); err != nil {

@@ -3,7 +3,6 @@ package join
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
@@ -24,23 +24,23 @@ import (
 // connection, which take seconds, with room for a slow link.
 const DefaultTimeout = 5 * time.Minute
 
-// NewOptions are join's defaults on host: the configuration in its default
-// place, and a wait of DefaultTimeout.
-func NewOptions(host config.Host) *Options {
+// NewOptions are join's defaults on d's host: the configuration in its
+// default place, and a wait of DefaultTimeout.
+func NewOptions(d *deps.Dependencies) *Options {
 	return &Options{
-		ConfigFile: config.NewLayout(host).ConfigFile,
+		ConfigFile: d.Layout.ConfigFile,
 		Timeout:    DefaultTimeout,
-		Host:       host,
+		Host:       d.Host,
 		Runtime:    runtimeinstall.ChoiceAuto,
-		Network:    NetworkOptions(host),
+		Network:    NetworkOptions(d),
 	}
 }
 
 // NetworkOptions are cni-config's defaults (podnet.NewOptions) with no
 // mode and no plugin: join picks them once it knows the runtime (l2bridge
 // with win-bridge for the bundled one).
-func NetworkOptions(host config.Host) podnet.Options {
-	n := *podnet.NewOptions(host)
+func NetworkOptions(d *deps.Dependencies) podnet.Options {
+	n := *podnet.NewOptions(d)
 	n.Mode, n.L2Bridge.Plugin = "", ""
 	return n
 }
@@ -65,22 +65,22 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 }
 
 // Complete fills in what the flags do not say: the settings split at their
-// commas, the host joining, with the address it reaches cloudcore from as
-// its node IP, the running executable for the service, and the log file.
-func (o *Options) Complete(host config.Host) error {
+// commas, the host joining (d's), with the address it reaches cloudcore
+// from as its node IP, this program for the service, and the log file.
+func (o *Options) Complete(d *deps.Dependencies) error {
 	o.Set = SplitSettings(o.Set)
-	o.Host = host
+	o.Host = d.Host
 	// The address this host reaches the cloud from is the node IP the
 	// cloud can reach it back on.
 	if ip, err := config.DefaultRouteIP(o.CloudCoreIPPort); err == nil {
 		o.Host.NodeIP = ip.String()
 	}
-	exe, err := os.Executable()
+	exe, err := d.ExecutablePath()
 	if err != nil {
 		return fmt.Errorf("finding the path of this program for the service: %w", err)
 	}
 	o.Executable = exe
-	o.LogFile = config.NewLayout(o.Host).LogFile
+	o.LogFile = d.Layout.LogFile
 	return nil
 }
 
@@ -149,10 +149,10 @@ func validateStepError(err error) error {
 	return &steps.StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err}
 }
 
-// NewResetOptions are reset's defaults on host: the configuration in its
-// default place.
-func NewResetOptions(host config.Host) *ResetOptions {
-	return &ResetOptions{ConfigFile: config.NewLayout(host).ConfigFile, Host: host}
+// NewResetOptions are reset's defaults on d's host: the configuration in
+// its default place.
+func NewResetOptions(d *deps.Dependencies) *ResetOptions {
+	return &ResetOptions{ConfigFile: d.Layout.ConfigFile, Host: d.Host}
 }
 
 // AddFlags binds reset's flags to o; the defaults are o's values.
@@ -165,15 +165,18 @@ func (o *ResetOptions) AddFlags(fs *pflag.FlagSet) {
 }
 
 // Complete fills in the host, its log file and, with --network, the
-// remover of cni-config's network, which network makes for the host's
+// remover of cni-config's network, which NetworkOf makes for the host's
 // layout (join does not know how cni-config records its network).
-func (o *ResetOptions) Complete(host config.Host, network func(config.Layout) NetworkRemover) {
-	o.Host = host
-	l := config.NewLayout(host)
-	o.LogFile = l.LogFile
+func (o *ResetOptions) Complete(d *deps.Dependencies) error {
+	o.Host = d.Host
+	o.LogFile = d.Layout.LogFile
 	if o.RemoveNetwork {
-		o.Network = network(l)
+		if o.NetworkOf == nil {
+			return errors.New("--network: this build cannot remove cni-config's network")
+		}
+		o.Network = o.NetworkOf(d.Layout)
 	}
+	return nil
 }
 
 // Validate checks reset's flags. An empty --config is refused rather than

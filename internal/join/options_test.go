@@ -10,13 +10,20 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 var optionsHost = config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.20.30.40", SystemDrive: "C:"}
 
+// depsOn is host's dependencies with this test binary as the program.
+func depsOn(host config.Host) *deps.Dependencies {
+	exe, err := os.Executable()
+	return &deps.Dependencies{Host: host, Layout: config.NewLayout(host), Executable: exe, ExecutableErr: err}
+}
+
 func TestOptionsFlags(t *testing.T) {
-	o := NewOptions(optionsHost)
+	o := NewOptions(depsOn(optionsHost))
 	fs := pflag.NewFlagSet("join", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` || o.Timeout != DefaultTimeout || o.CertPort != config.DefaultCertPort || o.HubProtocol != config.HubWebSocket {
@@ -36,7 +43,7 @@ func TestOptionsFlags(t *testing.T) {
 	if o.ConfigFile != `C:\etc\kubeedge\config\x.yaml` || o.Timeout != time.Minute || !o.DryRun {
 		t.Errorf("join's flags: %+v", o)
 	}
-	if err := o.Complete(optionsHost); err != nil {
+	if err := o.Complete(depsOn(optionsHost)); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(o.Set, ";"); got != "a=1;b=[1, 2];c=3" {
@@ -52,7 +59,7 @@ func TestOptionsFlags(t *testing.T) {
 // the value and the fix, as join's first step.
 func TestOptionsValidate(t *testing.T) {
 	valid := func() Options {
-		o := *NewOptions(optionsHost)
+		o := *NewOptions(depsOn(optionsHost))
 		o.CloudCoreIPPort, o.Token = "192.168.50.10:10000", testToken
 		return o
 	}
@@ -94,7 +101,7 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func TestResetOptions(t *testing.T) {
-	o := NewResetOptions(optionsHost)
+	o := NewResetOptions(depsOn(optionsHost))
 	fs := pflag.NewFlagSet("reset", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
@@ -104,8 +111,8 @@ func TestResetOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var asked []config.Layout
-	network := func(l config.Layout) NetworkRemover { asked = append(asked, l); return nil }
-	o.Complete(optionsHost, network)
+	o.NetworkOf = func(l config.Layout) NetworkRemover { asked = append(asked, l); return nil }
+	o.Complete(depsOn(optionsHost))
 	if o.ConfigFile != `C:\x.yaml` || !o.KeepData || !o.Force || !o.DryRun || o.RemoveNetwork || len(asked) != 0 {
 		t.Errorf("without --network: %+v, remover asked %d times", o, len(asked))
 	}
@@ -113,7 +120,7 @@ func TestResetOptions(t *testing.T) {
 		t.Errorf("completed %+v", o)
 	}
 	fs.Parse([]string{"--network"})
-	o.Complete(optionsHost, network)
+	o.Complete(depsOn(optionsHost))
 	if !o.RemoveNetwork || len(asked) != 1 || asked[0] != config.NewLayout(optionsHost) {
 		t.Errorf("--network: remover asked for %+v", asked)
 	}

@@ -38,6 +38,9 @@ type ResetOptions struct {
 	// Network, when set, removes the HNS network and endpoint that
 	// cni-config created, before the empty directories are removed.
 	Network NetworkRemover
+	// NetworkOf makes Network for the node's layout; the command sets it
+	// (podnet.HostRemover).
+	NetworkOf func(config.Layout) NetworkRemover
 }
 
 // NetworkRemover removes the pod network cni-config created, and only that

@@ -48,9 +48,9 @@ type System struct {
 	PodNet PodNetHost
 }
 
-// Services controls Windows services. Errors wrap the service package's
-// sentinel errors (service.ErrAlreadyInstalled, ErrNotInstalled,
-// ErrAccessDenied, ...).
+// Services controls Windows services (deps.WindowsServices outside
+// tests). Errors wrap the service package's sentinel errors
+// (service.ErrAlreadyInstalled, ErrNotInstalled, ErrAccessDenied, ...).
 type Services interface {
 	Installed(name string) (bool, error)
 	Install(c service.Config) (warnings []string, err error)
@@ -59,21 +59,4 @@ type Services interface {
 	// Uninstall stops the service, waits until it has stopped, and
 	// deletes it.
 	Uninstall(name string) error
-}
-
-// WindowsServices is the host's service manager, with the service
-// package's default time limits.
-type WindowsServices struct{}
-
-func (WindowsServices) Installed(name string) (bool, error) {
-	st, err := service.Query(name)
-	return st.Installed, err
-}
-
-func (WindowsServices) Install(c service.Config) ([]string, error) { return service.Install(c) }
-
-func (WindowsServices) Start(name string) error { return service.Start(name, service.StartTimeout) }
-
-func (WindowsServices) Uninstall(name string) error {
-	return service.Uninstall(name, service.StopWaitTimeout)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -30,8 +29,7 @@ import (
 	"github.com/kubeedge/kubeedge/pkg/util/fsm"
 	kubeedgeversion "github.com/kubeedge/kubeedge/pkg/version"
 
-	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -62,11 +60,12 @@ type UpgradeAgent struct {
 }
 
 // NewUpgradeAgent prepares the upgrade agent of the node that runs
-// configFile (c, as loaded) on host, for the node's lifetime ctx: a step
-// in the background ends with it.
-func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCoreConfig, configFile string) *UpgradeAgent {
-	env := upgrade.HostEnv(host)
-	exe, err := os.Executable()
+// configFile (c, as loaded) on d's host, for the node's lifetime ctx: a
+// step in the background ends with it.
+func NewUpgradeAgent(ctx context.Context, d *deps.Dependencies, c *v1alpha2.EdgeCoreConfig, configFile string) *UpgradeAgent {
+	host := d.Host
+	env := upgrade.HostEnv(d)
+	exe, err := d.ExecutablePath()
 	if err != nil {
 		klog.Warningf("Cannot find the path of edgecore for upgrades: %v", err)
 	}
@@ -89,7 +88,7 @@ func NewUpgradeAgent(ctx context.Context, host config.Host, c *v1alpha2.EdgeCore
 		InService:  service.IsWindowsService,
 		Fetch:      upgrade.Fetcher{}.Fetch,
 		Context:    func() context.Context { return ctx },
-		FreeDisk:   hostprobe.System().FreeDisk,
+		FreeDisk:   d.Probes.FreeDisk,
 		CheckItems: upstreamCheckItems,
 		Send:       sendTaskReport(ctx, nodeName, statuses),
 		Logf:       klog.Infof,

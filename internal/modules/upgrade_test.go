@@ -20,6 +20,7 @@ import (
 	"github.com/kubeedge/kubeedge/edge/pkg/edged"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -126,9 +127,11 @@ func TestNewUpgradeAgentTakesTheNodesInputs(t *testing.T) {
 		Modules:  &v1alpha2.Modules{Edged: ed},
 		DataBase: &v1alpha2.DataBase{DataSource: `D:\kubeedge\edgecore.db`},
 	}
-	a := NewUpgradeAgent(ctx, config.Host{GOOS: "windows"}, c, `D:\kubeedge\edgecore.yaml`)
-	if a.jobs.ConfigFile != `D:\kubeedge\edgecore.yaml` || a.nodeName != "win-1" {
-		t.Errorf("agent for config %q, node %q", a.jobs.ConfigFile, a.nodeName)
+	host := config.Host{GOOS: "windows"}
+	d := &deps.Dependencies{Host: host, Layout: config.NewLayout(host), Executable: `D:\edgecore\edgecore.exe`}
+	a := NewUpgradeAgent(ctx, d, c, `D:\kubeedge\edgecore.yaml`)
+	if a.jobs.ConfigFile != `D:\kubeedge\edgecore.yaml` || a.nodeName != "win-1" || a.jobs.Executable != d.Executable || a.node.Executable != d.Executable {
+		t.Errorf("agent for config %q, node %q, executable %q and %q", a.jobs.ConfigFile, a.nodeName, a.jobs.Executable, a.node.Executable)
 	}
 	if ds, err := a.jobs.Facts.DataSource(a.jobs.ConfigFile); err != nil || ds != `D:\kubeedge\edgecore.db` {
 		t.Errorf("database %q, %v", ds, err)
@@ -143,7 +146,7 @@ func TestNewUpgradeAgentTakesTheNodesInputs(t *testing.T) {
 		t.Errorf("jobs answered as version %q (KubeEdge %q, release %q)", a.kubeedge, kubeedgeversion.Get().GitVersion, a.jobs.Env.Version)
 	}
 	// Two agents share nothing: a second node's readiness is its own.
-	b := NewUpgradeAgent(ctx, config.Host{GOOS: "windows"}, c, `D:\other.yaml`)
+	b := NewUpgradeAgent(ctx, d, c, `D:\other.yaml`)
 	a.ready.observe(&v1.Node{Status: v1.NodeStatus{Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}}, nil)
 	if !a.node.Ready() || b.node.Ready() {
 		t.Errorf("readiness: first %v, second %v", a.node.Ready(), b.node.Ready())

@@ -34,10 +34,10 @@ import (
 // operator who started edgecore reads the same error and the node runs
 // on. A configuration that names a directory of Windows itself stops
 // every start, since restricting it would break the host.
-func prepareFiles(cfg *v1alpha2.EdgeCoreConfig, host config.Host, configFile, exe string, asService bool, h protect.Host) error {
-	goos := host.GOOS
+func prepareFiles(cfg *v1alpha2.EdgeCoreConfig, layout config.Layout, configFile, exe string, asService bool, h protect.Host) error {
+	goos := layout.GOOS
 	files := protect.ConfigFiles(configFile, upgrade.SettingsPath(goos, configFile))
-	targets, err := protect.Targets(cfg, config.NewLayout(host), exe, files...)
+	targets, err := protect.Targets(cfg, layout, exe, files...)
 	if err != nil {
 		return err
 	}

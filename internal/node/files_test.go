@@ -87,7 +87,7 @@ func TestPrepareFilesMakesTheDirectoriesProtectedBeforeTheModulesStart(t *testin
 	}
 	c.Modules.EdgeHub.Enable = true
 	d := freshDisk()
-	if err := prepareFiles(c, startHost, startConfig, startExe, true, d.host()); err != nil {
+	if err := prepareFiles(c, config.NewLayout(startHost), startConfig, startExe, true, d.host()); err != nil {
 		t.Fatal(err)
 	}
 	made := strings.Join(d.log, "\n")
@@ -106,7 +106,7 @@ func TestPrepareFilesMakesTheDirectoriesProtectedBeforeTheModulesStart(t *testin
 	// All of it is already as protect describes it: nothing to repair,
 	// and a second start changes nothing.
 	d.log = nil
-	if err := prepareFiles(c, startHost, startConfig, startExe, true, d.host()); err != nil || len(d.log) != 0 {
+	if err := prepareFiles(c, config.NewLayout(startHost), startConfig, startExe, true, d.host()); err != nil || len(d.log) != 0 {
 		t.Errorf("second start = %v, did %v", err, d.log)
 	}
 }
@@ -142,7 +142,7 @@ func TestPrepareFilesRefusesToStartAServiceOnFilesOthersMayReplace(t *testing.T)
 			for p, s := range tc.paths {
 				d.sddl[ospath.Key(config.Windows, p)] = s
 			}
-			err := prepareFiles(c, startHost, tc.config, startExe, true, d.host())
+			err := prepareFiles(c, config.NewLayout(startHost), tc.config, startExe, true, d.host())
 			var refused *protect.RefusedError
 			if !errors.As(err, &refused) || len(d.log) != 0 {
 				t.Fatalf("as a service: %v; did %v", err, d.log)
@@ -152,7 +152,7 @@ func TestPrepareFilesRefusesToStartAServiceOnFilesOthersMayReplace(t *testing.T)
 					t.Errorf("error %q does not say %q", err, w)
 				}
 			}
-			if err := prepareFiles(c, startHost, tc.config, startExe, false, d.host()); err != nil {
+			if err := prepareFiles(c, config.NewLayout(startHost), tc.config, startExe, false, d.host()); err != nil {
 				t.Errorf("in a console: %v", err)
 			}
 			if len(d.log) == 0 {

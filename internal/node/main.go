@@ -11,9 +11,8 @@ import (
 	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
-	"github.com/kubeedge/beehive/pkg/core"
-
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
@@ -32,13 +31,12 @@ import (
 // service handles as the service manager's pre-shutdown. As a service,
 // standard error goes to panic.log beside the log file; in both modes the
 // event Global\stackdump-<pid> asks for a dump of every goroutine's stack.
-func Main(opts Options) error {
+// opts are complete and valid (Options.Complete, Validate); the node runs
+// on d's host.
+func Main(opts Options, d *deps.Dependencies) error {
 	asService, err := service.IsWindowsService()
 	if err != nil {
 		return fmt.Errorf("cannot tell whether the service manager started edgecore: %w", err)
-	}
-	if err := opts.Validate(runtime.GOOS); err != nil {
-		return err
 	}
 	opts.asService = asService
 	// Before anything else can print: what a service prints to standard
@@ -64,16 +62,15 @@ func Main(opts Options) error {
 	if logPanicLog != nil {
 		logPanicLog()
 	}
-	core.SetPanicHandler(modulePanicked)
 	defer serveStackDumps(filepath.Dir(opts.Logs.File), asService)()
 	ctx, stop, release := lifecycle.NodeContext(context.Background(), asService, runtime.GOOS, lifecycle.ProcessSignals{})
 	defer release()
 	if !asService {
-		return Run(ctx, opts)
+		return Run(ctx, opts, d, HostWiring())
 	}
 	preShutdown, closePreShutdown := servePreShutdownRequests()
 	defer closePreShutdown()
-	return service.RunAsService(service.DefaultName, runUntilFatal(ctx, opts), func() {
+	return service.RunAsService(service.DefaultName, runUntilFatal(ctx, opts, d), func() {
 		stop("the service manager asked the service to stop")
 	}, preShutdown)
 }
@@ -87,7 +84,7 @@ func Main(opts Options) error {
 // failure code, before its process goes: otherwise the service manager
 // learns of the exit only from the process handle (late, under Wine) and
 // cannot tell a failure from a stop.
-func runUntilFatal(ctx context.Context, opts Options) func() error {
+func runUntilFatal(ctx context.Context, opts Options, d *deps.Dependencies) func() error {
 	fatal := make(chan int, 1)
 	klog.OsExit = func(code int) {
 		select {
@@ -99,7 +96,7 @@ func runUntilFatal(ctx context.Context, opts Options) func() error {
 	}
 	return func() error {
 		done := make(chan error, 1)
-		go func() { done <- Run(ctx, opts) }()
+		go func() { done <- Run(ctx, opts, d, HostWiring()) }()
 		select {
 		case err := <-done:
 			return err

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
 	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 )
@@ -49,7 +50,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Default: GOMEMLIMIT if set, else the kubelet's kubeReserved memory, else 1/16 of the host's memory within 128Mi-1Gi.")
 }
 
-// Validate checks the options for goos and names the flag to fix.
-func (o Options) Validate(goos string) error {
-	return o.Logs.Validate(goos)
+// Complete takes the host from d.
+func (o *Options) Complete(d *deps.Dependencies) error {
+	o.Host = d.Host
+	return nil
+}
+
+// Validate checks the options for the host's OS and names the flag to
+// fix.
+func (o Options) Validate() error {
+	return o.Logs.Validate(o.Host.GOOS)
 }

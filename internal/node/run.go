@@ -20,21 +20,70 @@ import (
 	upstreamversion "github.com/kubeedge/kubeedge/pkg/version"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/envcheck"
-	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/images"
 	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 	"github.com/kubeedge-windows/edgecore/internal/modules"
-	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
-	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
-// Run loads the configuration, prepares the host and runs the edge modules
-// until ctx ends.
-func Run(ctx context.Context, opts Options) error {
-	host := opts.Host
+// Wiring is what Run connects the loaded configuration to: the handler of
+// a module's panic, the upgrade agent, the upstream modules on beehive's
+// bus, and the watch of the configuration file. HostWiring is the node's;
+// a test passes recording fakes and sees what Run wired.
+type Wiring struct {
+	// PanicHandler installs what a module that panics in Start does
+	// (core.SetPanicHandler).
+	PanicHandler func(h func(module string, value any, stack []byte))
+	// UpgradeAgent makes the agent of upgrades and cloud jobs for the
+	// node's lifetime ctx (modules.NewUpgradeAgent).
+	UpgradeAgent func(ctx context.Context, d *deps.Dependencies, cfg *v1alpha2.EdgeCoreConfig, configFile string) Agent
+	// Register registers the upstream modules, with the agent's
+	// executors in place of upstream's (modules.Register).
+	Register func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent)
+	// WatchConfig waits in the background for the node certificates, then
+	// blanks the join token in configFile (removeTokenOnceCertified).
+	WatchConfig func(configFile string)
+	// RunBus runs the registered modules until ctx ends
+	// (core.RunContext).
+	RunBus func(ctx context.Context)
+}
+
+// Agent is the upgrade agent as Run uses it (*modules.UpgradeAgent).
+type Agent interface {
+	// Watch finishes an upgrade left in progress, in the background.
+	Watch(ctx context.Context)
+}
+
+// HostWiring is the node's wiring: upstream's modules on beehive's bus.
+func HostWiring() Wiring {
+	return Wiring{
+		PanicHandler: func(h func(string, any, []byte)) { core.SetPanicHandler(h) },
+		UpgradeAgent: func(ctx context.Context, d *deps.Dependencies, cfg *v1alpha2.EdgeCoreConfig, configFile string) Agent {
+			return modules.NewUpgradeAgent(ctx, d, cfg, configFile)
+		},
+		Register: func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent) {
+			modules.Register(cfg, goos, a.(*modules.UpgradeAgent))
+		},
+		WatchConfig: func(configFile string) { go removeTokenOnceCertified(configFile) },
+		RunBus: func(ctx context.Context) {
+			if features.DefaultFeatureGate.Enabled(features.ModuleRestart) {
+				core.EnableModuleRestart()
+			}
+			core.RunContext(ctx)
+		},
+	}
+}
+
+// Run loads the configuration, prepares d's host and runs the edge
+// modules, wired by w, until ctx ends.
+func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) error {
+	host := d.Host
+	// Before any module can start: a module's panic ends the node
+	// through klog's exit hook.
+	w.PanicHandler(modulePanicked)
 	cfg, rewrites, err := config.Load(opts.ConfigFile, host)
 	if err != nil {
 		return err
@@ -52,7 +101,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	if cfg.Modules.EdgeHub.Token != "" {
-		go removeTokenOnceCertified(opts.ConfigFile)
+		w.WatchConfig(opts.ConfigFile)
 	}
 	if err := readBootstrapToken(cfg); err != nil {
 		return err
@@ -65,11 +114,8 @@ func Run(ctx context.Context, opts Options) error {
 
 	// Before any module starts: edgehub writes the node's key and
 	// certificates, edged Secrets, the upgrade agent acts on the journal.
-	exe, err := os.Executable()
-	if err != nil {
-		exe = ""
-	}
-	if err := prepareFiles(cfg, host, opts.ConfigFile, exe, opts.asService, protect.HostACLs()); err != nil {
+	exe, _ := d.ExecutablePath()
+	if err := prepareFiles(cfg, d.Layout, opts.ConfigFile, exe, opts.asService, d.ACLs); err != nil {
 		return err
 	}
 	// Upstream skips the check when the metaserver is on: then a kubelet
@@ -85,7 +131,7 @@ func Run(ctx context.Context, opts Options) error {
 	// at a host shutdown does not start.
 	shutdown := config.NodeShutdownOf(cfg, host.GOOS)
 	if opts.asService {
-		if err := checkPreShutdown(opts.ConfigFile, shutdown, service.Query); err != nil {
+		if err := checkPreShutdown(opts.ConfigFile, shutdown, d.Services.Query); err != nil {
 			return err
 		}
 	}
@@ -101,7 +147,7 @@ func Run(ctx context.Context, opts Options) error {
 	if ed := cfg.Modules.Edged; ed != nil && ed.Enable && ed.TailoredKubeletConfig != nil {
 		// Only the CRI probe, taken once: the wait polls four times a
 		// second and needs nothing else of the host.
-		cri := hostprobe.System().CRI
+		cri := d.Probes.CRI
 		probe := func(ctx context.Context, endpoint string) error {
 			// A runtime that accepts the connection but never answers
 			// counts as not there yet.
@@ -115,20 +161,17 @@ func Run(ctx context.Context, opts Options) error {
 			return nil
 		}
 		endpoint := ed.TailoredKubeletConfig.ContainerRuntimeEndpoint
-		importImages(ctx, images.HostImporter(host, endpoint, images.Snapshotter(host.GOOS)), images.Dirs(config.NewLayout(host), exe))
+		importImages(ctx, images.HostImporter(d, endpoint, images.Snapshotter(host.GOOS)), images.Dirs(d.Layout, exe))
 	}
 	// Before edged is created: the kubelet's node shutdown manager
 	// registers with the service once it runs.
 	installNodeShutdown(shutdown)
-	upgrades := modules.NewUpgradeAgent(ctx, host, cfg, opts.ConfigFile)
-	modules.Register(cfg, host.GOOS, upgrades)
+	upgrades := w.UpgradeAgent(ctx, d, cfg, opts.ConfigFile)
+	w.Register(cfg, host.GOOS, upgrades)
 	// An upgrade that restarted the service into this process (or was cut
 	// short by a power loss) is finished or rolled back from here.
 	upgrades.Watch(ctx)
-	if features.DefaultFeatureGate.Enabled(features.ModuleRestart) {
-		core.EnableModuleRestart()
-	}
-	core.RunContext(ctx)
+	w.RunBus(ctx)
 	closeDatabase(cfg.DataBase)
 	klog.Info("edgecore stopped")
 	return nil

@@ -49,6 +49,11 @@ type Options struct {
 	ContainerdDefaults containerd.Dirs
 	// StateFile records what was set up (StateFile).
 	StateFile string
+	// Facts are what Complete asks the host (SystemFacts outside tests).
+	Facts HostFacts
+	// SubnetFromNode says Complete took Subnet from the node's Node
+	// object, which the command tells the operator (PodRangeNote).
+	SubnetFromNode bool
 	// WrittenBy is recorded with the network when another command than
 	// cni-config writes it (join), so that its reset removes what it
 	// wrote and nothing cni-config wrote since.

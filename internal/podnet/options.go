@@ -2,7 +2,6 @@ package podnet
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"strings"
@@ -14,17 +13,18 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
 
-// NewOptions are cni-config's defaults on host: a nat network, the CNI
-// and containerd files where the installation guide puts them, and the
-// record beside containerd.
-func NewOptions(host config.Host) *Options {
-	l := config.NewLayout(host)
+// NewOptions are cni-config's defaults on d's host: a nat network, the
+// CNI and containerd files where the installation guide puts them, the
+// record beside containerd, and the host's facts.
+func NewOptions(d *deps.Dependencies) *Options {
+	l := d.Layout
 	return &Options{
-		GOOS:               host.GOOS,
+		GOOS:               d.Host.GOOS,
 		Mode:               cni.ModeNAT,
 		NodeConfig:         l.ConfigFile,
 		Output:             l.CNIConfFile,
@@ -33,6 +33,7 @@ func NewOptions(host config.Host) *Options {
 		ContainerdDefaults: containerd.Dirs{BinDir: l.CNIBinDir, ConfDir: l.CNIConfDir},
 		StateFile:          StateFile(l),
 		L2Bridge:           cni.L2BridgeOptions{Plugin: cni.PluginSDNBridge, NetworkName: cni.DefaultL2BridgeNetwork},
+		Facts:              SystemFacts(),
 	}
 }
 
@@ -113,14 +114,16 @@ func HostEnv(l config.Layout) Env {
 	}
 }
 
-// Complete fills in what the flags leave to the host: for l2bridge the
-// output file beside nat's and, without --subnet, the node's pod range
-// (said on out); the host's resolvers when --dns is not given, the host's
-// networks that the subnet must not overlap, and the adapters, the one
-// with the default route the l2bridge default.
-func (o *Options) Complete(host config.Host, facts HostFacts, out io.Writer) error {
+// Complete fills in what the flags leave to d's host, asking o.Facts: for
+// l2bridge the output file beside nat's and, without --subnet, the node's
+// pod range (which the command says, PodRangeNote); the host's resolvers
+// when --dns is not given, the host's networks that the subnet must not
+// overlap, and the adapters, the one with the default route the l2bridge
+// default.
+func (o *Options) Complete(d *deps.Dependencies) error {
+	host, facts := d.Host, o.Facts
 	o.GOOS = host.GOOS
-	l := config.NewLayout(host)
+	l := d.Layout
 	if !o.OutputGiven && o.Mode == cni.ModeL2Bridge {
 		o.Output = ospath.Join(o.GOOS, l.CNIConfDir, cni.L2BridgeFileName)
 	}
@@ -129,8 +132,7 @@ func (o *Options) Complete(host config.Host, facts HostFacts, out io.Writer) err
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "Pod range of this node from its Node object: %s\n", cidr)
-		o.Subnet = cidr
+		o.Subnet, o.SubnetFromNode = cidr, true
 	}
 	var hostDNS []string
 	if len(o.DNS) == 0 {
@@ -158,6 +160,15 @@ func (o *Options) Complete(host config.Host, facts HostFacts, out io.Writer) err
 		}
 	}
 	return nil
+}
+
+// PodRangeNote is the line the command prints when Complete took the pod
+// range from the node's Node object, "" otherwise.
+func (o Options) PodRangeNote() string {
+	if !o.SubnetFromNode {
+		return ""
+	}
+	return fmt.Sprintf("Pod range of this node from its Node object: %s\n", o.Subnet)
 }
 
 // Validate checks the options as Complete left them: the mode, and the

@@ -1,7 +1,6 @@
 package podnet
 
 import (
-	"bytes"
 	"errors"
 	"net"
 	"net/netip"
@@ -12,9 +11,20 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/cni"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 )
 
 var optionsHost = config.Host{GOOS: config.Windows, Hostname: "EDGE-1", ProgramFiles: `C:\Program Files`, SystemDrive: "C:"}
+
+var optionsDeps = &deps.Dependencies{Host: optionsHost, Layout: config.NewLayout(optionsHost)}
+
+// complete completes o on optionsHost with facts and returns what the
+// command prints of it.
+func complete(o *Options, facts HostFacts) (string, error) {
+	o.Facts = facts
+	err := o.Complete(optionsDeps)
+	return o.PodRangeNote(), err
+}
 
 // fakeFacts is a host with one adapter on 192.168.1.0/24, the default
 // route through it, and the resolver 192.168.1.1; the joined node's pod
@@ -37,7 +47,7 @@ func fakeFacts() (HostFacts, *[]string) {
 
 func parsed(t *testing.T, args ...string) *Options {
 	t.Helper()
-	o := NewOptions(optionsHost)
+	o := NewOptions(optionsDeps)
 	fs := pflag.NewFlagSet("cni-config", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -49,12 +59,12 @@ func parsed(t *testing.T, args ...string) *Options {
 func TestOptionsCompleteNAT(t *testing.T) {
 	facts, asked := fakeFacts()
 	o := parsed(t, "--subnet", "10.244.2.0/24", "--gateway", "10.244.2.9")
-	var out bytes.Buffer
-	if err := o.Complete(optionsHost, facts, &out); err != nil {
+	out, err := complete(o, facts)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Output != `C:\Program Files\containerd\cni\conf\0-containerd-nat.conf` || len(*asked) != 0 || out.Len() != 0 {
-		t.Errorf("nat: output %s, pod range asked %v, printed %q", o.Output, *asked, out.String())
+	if o.Output != `C:\Program Files\containerd\cni\conf\0-containerd-nat.conf` || len(*asked) != 0 || out != "" {
+		t.Errorf("nat: output %s, pod range asked %v, printed %q", o.Output, *asked, out)
 	}
 	if o.NAT.Subnet != "10.244.2.0/24" || o.NAT.Gateway != "10.244.2.9" || strings.Join(o.NAT.HostDNS, ",") != "192.168.1.1" || len(o.NAT.HostNetworks) != 1 {
 		t.Errorf("nat options %+v", o.NAT)
@@ -68,15 +78,15 @@ func TestOptionsCompleteL2Bridge(t *testing.T) {
 	facts, asked := fakeFacts()
 	o := parsed(t, "--mode", "l2bridge", "--cluster-cidr", "10.244.0.0/16", "--service-cidr", "10.96.0.0/12",
 		"--dns", "10.96.0.10", "--dns-search", "svc.cluster.local", "--config", `C:\node.yaml`)
-	var out bytes.Buffer
-	if err := o.Complete(optionsHost, facts, &out); err != nil {
+	out, err := complete(o, facts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if o.Output != `C:\Program Files\containerd\cni\conf\`+cni.L2BridgeFileName {
 		t.Errorf("l2bridge output %s", o.Output)
 	}
-	if strings.Join(*asked, ",") != `C:\node.yaml` || out.String() != "Pod range of this node from its Node object: 10.244.7.0/24\n" {
-		t.Errorf("pod range asked of %v, printed %q", *asked, out.String())
+	if strings.Join(*asked, ",") != `C:\node.yaml` || out != "Pod range of this node from its Node object: 10.244.7.0/24\n" {
+		t.Errorf("pod range asked of %v, printed %q", *asked, out)
 	}
 	b := o.L2Bridge
 	if b.Subnet != "10.244.7.0/24" || b.Adapter != "Ethernet" || len(b.Adapters) != 2 || b.HostDNS != nil ||
@@ -87,7 +97,7 @@ func TestOptionsCompleteL2Bridge(t *testing.T) {
 	// An -o given stays, and so do --subnet and --adapter.
 	facts, asked = fakeFacts()
 	o = parsed(t, "--mode", "l2bridge", "-o", `C:\cni\my.conf`, "--subnet", "10.244.3.0/24", "--adapter", "Wi-Fi")
-	if err := o.Complete(optionsHost, facts, &out); err != nil {
+	if _, err := complete(o, facts); err != nil {
 		t.Fatal(err)
 	}
 	if o.Output != `C:\cni\my.conf` || len(*asked) != 0 || o.L2Bridge.Subnet != "10.244.3.0/24" || o.L2Bridge.Adapter != "Wi-Fi" {
@@ -99,13 +109,13 @@ func TestOptionsCompleteL2Bridge(t *testing.T) {
 func TestOptionsCompleteFailures(t *testing.T) {
 	facts, _ := fakeFacts()
 	facts.Resolvers = func() ([]string, error) { return nil, errors.New("no registry") }
-	err := parsed(t, "--subnet", "10.244.2.0/24").Complete(optionsHost, facts, &bytes.Buffer{})
+	_, err := complete(parsed(t, "--subnet", "10.244.2.0/24"), facts)
 	if err == nil || err.Error() != "--dns was not given and the host's DNS servers cannot be read (no registry): pass --dns" {
 		t.Errorf("resolvers: %v", err)
 	}
 	facts, _ = fakeFacts()
 	facts.PodCIDR = func(string, config.Host) (string, error) { return "", errors.New("--subnet was not given, and ...") }
-	if err := parsed(t, "--mode", "l2bridge").Complete(optionsHost, facts, &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), "--subnet was not given") {
+	if _, err := complete(parsed(t, "--mode", "l2bridge"), facts); err == nil || !strings.HasPrefix(err.Error(), "--subnet was not given") {
 		t.Errorf("pod range: %v", err)
 	}
 }
@@ -122,7 +132,7 @@ func TestOptionsValidate(t *testing.T) {
 		{[]string{"--mode", "l2bridge", "--subnet", "10.244.2.0/24", "--service-cidr", "10.96.0.0/12"}, "--cluster-cidr"},
 	} {
 		o := parsed(t, tc.args...)
-		if err := o.Complete(optionsHost, facts, &bytes.Buffer{}); err != nil {
+		if _, err := complete(o, facts); err != nil {
 			t.Fatal(err)
 		}
 		err := o.Validate()

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 )
 
 // Options are the inputs of `edgecore preflight`.
@@ -20,12 +21,14 @@ type Options struct {
 	// sites have none, and the row then says the image was not checked.
 	Offline bool
 	Host    config.Host
+	// Layout is the node's directories on Host.
+	Layout config.Layout
 }
 
-// NewOptions are preflight's defaults on host: the configuration in its
-// default place.
-func NewOptions(host config.Host) *Options {
-	return &Options{ConfigFile: config.NewLayout(host).ConfigFile, Host: host}
+// NewOptions are preflight's defaults on d's host: the configuration in
+// its default place.
+func NewOptions(d *deps.Dependencies) *Options {
+	return &Options{ConfigFile: d.Layout.ConfigFile, Host: d.Host, Layout: d.Layout}
 }
 
 // AddFlags binds preflight's flags to o; the defaults are o's values.
@@ -34,10 +37,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Offline, "offline", o.Offline, "Do not ask the image registry whether the sandbox image has a Windows variant")
 }
 
+// Complete takes the host and its layout from d.
+func (o *Options) Complete(d *deps.Dependencies) error {
+	o.Host, o.Layout = d.Host, d.Layout
+	return nil
+}
+
 // Validate checks preflight's own flags.
 func (o *Options) Validate() error {
 	if o.ConfigFile == "" {
-		return errors.New("--config is empty: give the configuration to check, or leave the flag out for " + config.NewLayout(o.Host).ConfigFile)
+		return errors.New("--config is empty: give the configuration to check, or leave the flag out for " + o.Layout.ConfigFile)
 	}
 	return nil
 }

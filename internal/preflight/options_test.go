@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 )
 
 // Before join there is no configuration: the run says so and checks the
@@ -33,7 +34,8 @@ func TestRunChecksBeforeJoin(t *testing.T) {
 }
 
 func TestOptionsValidateNamesAnEmptyConfig(t *testing.T) {
-	o := NewOptions(config.Host{GOOS: config.Windows})
+	host := config.Host{GOOS: config.Windows}
+	o := NewOptions(&deps.Dependencies{Host: host, Layout: config.NewLayout(host)})
 	if err := o.Validate(); err != nil {
 		t.Errorf("default: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 )
 
 // Off Windows the host probes say why they cannot answer (hostprobe's
@@ -15,7 +16,7 @@ import (
 // crash.
 func TestHostProbesOffWindows(t *testing.T) {
 	want := "not supported on " + runtime.GOOS + ": run preflight on the Windows host"
-	p := SystemProbes(config.Host{GOOS: runtime.GOOS})
+	p := SystemProbes(deps.ForHost(config.Host{GOOS: runtime.GOOS}, "", nil))
 	p.CRI, p.ImagePlatforms, p.ImagePresent, p.Dial, p.DialQUIC = nil, nil, nil, nil, nil // no network in unit tests
 	rows := Run(context.Background(), Config{RootDir: "/var/lib/kubelet"}, p)
 	if rows[0] != warn(nameBuild, "could not check: "+want, "") {

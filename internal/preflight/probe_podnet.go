@@ -9,10 +9,9 @@ import (
 )
 
 // systemPodNetworkProbes read this host's config.toml and cni-config's
-// record at their default places on host, and ask HNS (which answers
+// record at their places in the node's layout, and ask HNS (which answers
 // hns.ErrNotWindows off Windows, giving WARN rows).
-func systemPodNetworkProbes(host config.Host) *PodNetworkProbes {
-	layout := config.NewLayout(host)
+func systemPodNetworkProbes(layout config.Layout) *PodNetworkProbes {
 	return &PodNetworkProbes{
 		ContainerdConfig: func() (string, []byte, error) {
 			data, err := os.ReadFile(layout.ContainerdConfigFile)

@@ -5,18 +5,17 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
-	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
-	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
-// SystemProbes are the probes of the running host, whose facts host holds
-// (config.CurrentHost): hostprobe's, and those only preflight asks.
+// SystemProbes are the probes of the running host, d's: its host probes,
+// ACLs and service manager, and those only preflight asks.
 // ImagePlatforms asks the image's registry over HTTPS.
-func SystemProbes(host config.Host) Probes {
-	acls := protect.HostACLs()
-	hp := hostprobe.System()
+func SystemProbes(d *deps.Dependencies) Probes {
+	acls := d.ACLs
+	hp := d.Probes
 	return Probes{
 		Protect:           &acls,
 		WindowsVersion:    hp.WindowsVersion,
@@ -35,7 +34,7 @@ func SystemProbes(host config.Host) Probes {
 		DialQUIC:          dialQUIC,
 		Certificate:       readCertificate,
 		Now:               time.Now,
-		PodNetwork:        systemPodNetworkProbes(host),
-		Service:           service.Query,
+		PodNetwork:        systemPodNetworkProbes(d.Layout),
+		Service:           d.Services.Query,
 	}
 }

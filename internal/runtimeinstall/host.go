@@ -7,14 +7,12 @@ import (
 	"os"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/clock"
-	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
-	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 )
 
-// OSHost is this host: its files, the given service manager and ACLs, and
-// the CRI probe.
-func OSHost(services Services, acls protect.Host) Host {
+// OSHost is this host: its files, and d's service manager, ACLs, CRI
+// probe and clock.
+func OSHost(d *deps.Dependencies) Host {
 	return Host{
 		Exists: func(p string) (bool, error) {
 			_, err := os.Lstat(p)
@@ -23,7 +21,7 @@ func OSHost(services Services, acls protect.Host) Host {
 			}
 			return err == nil, err
 		},
-		Protect: acls,
+		Protect: d.ACLs,
 		CopyNew: copyNew,
 		// Programs and configuration every user may read, as in
 		// containerd's own installation; only the folder's ACL, which
@@ -31,9 +29,9 @@ func OSHost(services Services, acls protect.Host) Host {
 		WriteNew: func(p string, data []byte) error { return config.WriteNewFile(p, data, 0o644, false) },
 		Remove:   os.Remove,
 		ReadFile: os.ReadFile,
-		Services: services,
-		CRI:      hostprobe.System().CRI,
-		Clock:    clock.Real{},
+		Services: d.Services,
+		CRI:      d.Probes.CRI,
+		Clock:    d.Clock,
 	}
 }
 

@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/join"
-	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -27,20 +27,14 @@ func isWine() bool {
 // services is the host's service manager. Under Wine a started containerd
 // never reports Running (Wine puts every process in session 1), so there
 // Start is not asked and the test starts containerd.exe itself.
-type services struct{}
+type services struct{ deps.WindowsServices }
 
-func (services) Installed(name string) (bool, error) {
-	st, err := service.Query(name)
-	return st.Installed, err
-}
-func (services) Install(c service.Config) ([]string, error) { return service.Install(c) }
 func (s services) Start(name string) error {
 	if isWine() {
 		return errWineStart
 	}
-	return service.Start(name, service.StartTimeout)
+	return s.WindowsServices.Start(name)
 }
-func (services) Uninstall(name string) error { return service.Uninstall(name, service.StopWaitTimeout) }
 
 var errWineStart = errors.New("not started: Wine's service manager never sees containerd report Running")
 
@@ -82,7 +76,9 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 	// A pipe of the test's own: nothing else in the prefix answers there.
 	pipe := `\\.\pipe\containerd-bundle-test`
 	endpoint := "npipe://./pipe/containerd-bundle-test"
-	h := runtimeinstall.OSHost(services{}, protect.HostACLs())
+	d := deps.ForHost(host, "", nil)
+	d.Services = services{}
+	h := runtimeinstall.OSHost(d)
 	o := runtimeinstall.Options{Layout: l, ReleaseDir: release, Choice: runtimeinstall.ChoiceBundled, Endpoint: endpoint,
 		SandboxImage: config.WindowsSandboxImage, Timeout: 30 * time.Second,
 		Versions: runtimeinstall.BundleVersions(h, config.Windows, release)}

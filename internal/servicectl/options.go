@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -23,12 +24,14 @@ type InstallOptions struct {
 	// the command, which Complete finds.
 	Executable string
 	Host       config.Host
+	// Layout is the node's directories on Host.
+	Layout config.Layout
 }
 
-// NewInstallOptions are install's defaults on host: the configuration in
-// its default place.
-func NewInstallOptions(host config.Host) *InstallOptions {
-	return &InstallOptions{ConfigFile: config.NewLayout(host).ConfigFile, Host: host}
+// NewInstallOptions are install's defaults on d's host: the configuration
+// in its default place.
+func NewInstallOptions(d *deps.Dependencies) *InstallOptions {
+	return &InstallOptions{ConfigFile: d.Layout.ConfigFile, Host: d.Host, Layout: d.Layout}
 }
 
 // AddFlags binds install's flags to o; the defaults are o's values.
@@ -36,13 +39,13 @@ func (o *InstallOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file the service runs with")
 }
 
-// Complete finds the executable the service is to run (executable is
-// os.Executable outside tests) and makes --config absolute, in canonical
-// form as join writes it: the service starts in System32, where a
-// relative path would point, and C:/etc/kubeedge/x names the same file
-// as C:\etc\kubeedge\x.
-func (o *InstallOptions) Complete(executable func() (string, error)) error {
-	exe, err := executable()
+// Complete takes the host and the executable the service is to run (this
+// program) from d and makes --config absolute, in canonical form as join
+// writes it: the service starts in System32, where a relative path would
+// point, and C:/etc/kubeedge/x names the same file as C:\etc\kubeedge\x.
+func (o *InstallOptions) Complete(d *deps.Dependencies) error {
+	o.Host, o.Layout = d.Host, d.Layout
+	exe, err := d.ExecutablePath()
 	if err != nil {
 		return fmt.Errorf("find edgecore.exe: %w", err)
 	}
@@ -66,7 +69,7 @@ func (o *InstallOptions) Complete(executable func() (string, error)) error {
 func (o InstallOptions) Validate() error {
 	if o.ConfigFile == "" {
 		return errors.New("--config is empty: give the configuration the service runs with, or leave the flag out for " +
-			config.NewLayout(o.Host).ConfigFile)
+			o.Layout.ConfigFile)
 	}
 	return nil
 }
@@ -85,7 +88,7 @@ func RunInstall(out, errOut io.Writer, o InstallOptions, sys System) error {
 	if err != nil {
 		return err
 	}
-	layout := config.NewLayout(o.Host)
+	layout := o.Layout
 	files := protect.ConfigFiles(o.ConfigFile, upgrade.SettingsPath(o.Host.GOOS, o.ConfigFile))
 	targets, err := protect.Targets(cfg, layout, o.Executable, files...)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -21,37 +22,40 @@ var windowsHost = config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP
 
 const exe = `C:\Program Files\edgecore\edgecore.exe`
 
-func findExe() (string, error) { return exe, nil }
+// depsOn is host's dependencies with this program at exe.
+func depsOn(host config.Host) *deps.Dependencies {
+	return &deps.Dependencies{Host: host, Layout: config.NewLayout(host), Executable: exe}
+}
 
 // A relative --config is made absolute against the directory the command
 // runs in: the service starts in System32.
 func TestInstallOptionsComplete(t *testing.T) {
-	o := NewInstallOptions(config.Host{GOOS: "linux"})
+	o := NewInstallOptions(depsOn(config.Host{GOOS: "linux"}))
 	o.ConfigFile = "edgecore.yaml"
-	if err := o.Complete(findExe); err != nil {
+	if err := o.Complete(depsOn(config.Host{GOOS: "linux"})); err != nil {
 		t.Fatal(err)
 	}
 	wd, _ := os.Getwd()
 	if want := filepath.Join(wd, "edgecore.yaml"); o.ConfigFile != want || o.Executable != exe {
 		t.Errorf("completed to --config %q and executable %q, want %q and %q", o.ConfigFile, o.Executable, want, exe)
 	}
-	o = NewInstallOptions(windowsHost)
-	if err := o.Complete(findExe); err != nil || o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
+	o = NewInstallOptions(depsOn(windowsHost))
+	if err := o.Complete(depsOn(windowsHost)); err != nil || o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
 		t.Errorf("the default Windows path was changed to %q (%v)", o.ConfigFile, err)
 	}
 	// Written into the service's command line as join writes it.
 	o.ConfigFile = `C:/etc/kubeedge/config/../config/edgecore.yaml`
-	if err := o.Complete(findExe); err != nil || o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
+	if err := o.Complete(depsOn(windowsHost)); err != nil || o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
 		t.Errorf("C:/etc/kubeedge/config/../config/edgecore.yaml completed to %q (%v)", o.ConfigFile, err)
 	}
 	lost := errors.New("the executable was deleted")
-	if err := o.Complete(func() (string, error) { return "", lost }); !errors.Is(err, lost) || !strings.Contains(err.Error(), "find edgecore.exe") {
+	if err := o.Complete(&deps.Dependencies{Host: windowsHost, ExecutableErr: lost}); !errors.Is(err, lost) || !strings.Contains(err.Error(), "find edgecore.exe") {
 		t.Errorf("a lost executable: %v", err)
 	}
 }
 
 func TestInstallOptionsValidateNamesAnEmptyConfig(t *testing.T) {
-	o := NewInstallOptions(windowsHost)
+	o := NewInstallOptions(depsOn(windowsHost))
 	if err := o.Validate(); err != nil {
 		t.Errorf("default: %v", err)
 	}
@@ -71,7 +75,7 @@ func TestRunInstall(t *testing.T) {
 	}
 	h := &host{}
 	var out, errOut bytes.Buffer
-	o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost}
+	o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost, Layout: config.NewLayout(windowsHost)}
 	if err := RunInstall(&out, &errOut, o, h.system()); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +107,7 @@ func TestRunInstallSetsThePreShutdownTimeOutFromTheConfiguration(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := &host{}
-		o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost}
+		o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost, Layout: config.NewLayout(windowsHost)}
 		if err := RunInstall(&bytes.Buffer{}, &bytes.Buffer{}, o, h.system()); err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +122,7 @@ func TestRunInstallSetsThePreShutdownTimeOutFromTheConfiguration(t *testing.T) {
 // only fail and restart for ever.
 func TestRunInstallRefusesAConfigurationThatDoesNotLoad(t *testing.T) {
 	h := &host{}
-	o := InstallOptions{ConfigFile: filepath.Join(t.TempDir(), "none.yaml"), Executable: exe, Host: windowsHost}
+	o := InstallOptions{ConfigFile: filepath.Join(t.TempDir(), "none.yaml"), Executable: exe, Host: windowsHost, Layout: config.NewLayout(windowsHost)}
 	var missing *config.MissingFileError
 	if err := RunInstall(&bytes.Buffer{}, &bytes.Buffer{}, o, h.system()); !errors.As(err, &missing) {
 		t.Errorf("a missing configuration: %v", err)
@@ -158,7 +162,7 @@ func TestRunInstallRestrictsTheConfigurationAndTheUpgradeSettings(t *testing.T) 
 	h := &host{}
 	usersRead := "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
 	h.exists()[filepath.Dir(cfg)], h.exists()[cfg], h.exists()[settings] = usersRead, usersRead, usersRead
-	o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost}
+	o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost, Layout: config.NewLayout(windowsHost)}
 	if err := RunInstall(&bytes.Buffer{}, &bytes.Buffer{}, o, h.system()); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +205,7 @@ func TestRunInstallRefusesAConfigurationOthersMayReplace(t *testing.T) {
 			cfg, settings := writeConfig(t)
 			h := &host{}
 			h.exists()[tc.path(cfg, settings)] = tc.sddl
-			o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost}
+			o := InstallOptions{ConfigFile: cfg, Executable: exe, Host: windowsHost, Layout: config.NewLayout(windowsHost)}
 			err := RunInstall(&bytes.Buffer{}, &bytes.Buffer{}, o, h.system())
 			if err == nil {
 				t.Fatal("installed")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
@@ -26,6 +27,9 @@ import (
 
 // The command every fix names.
 const cli = "edgecore.exe"
+
+// Name is the edgecore service's name, which the commands control.
+const Name = service.DefaultName
 
 // System is what the service commands do to the host.
 type System struct {
@@ -44,14 +48,12 @@ type System struct {
 }
 
 // HostSystem is this host's service manager, files and events.
-func HostSystem() System {
+func HostSystem(d *deps.Dependencies) System {
 	return System{
-		Query:   service.Query,
-		Install: service.Install,
-		Uninstall: func(name string) error {
-			return service.Uninstall(name, service.StopWaitTimeout)
-		},
-		Protect:    protect.HostACLs(),
+		Query:      d.Services.Query,
+		Install:    d.Services.Install,
+		Uninstall:  d.Services.Uninstall,
+		Protect:    d.ACLs,
 		Signal:     stackdump.Signal,
 		PanicLogs:  crashlog.PanicLogs,
 		StackDumps: crashlog.StackDumps,

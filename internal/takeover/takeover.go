@@ -57,6 +57,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
@@ -76,11 +77,13 @@ type Options struct {
 	// machine.
 	Executable string
 	Host       config.Host
+	// Layout is the node's directories on Host.
+	Layout config.Layout
 }
 
-// NewOptions are the defaults on host.
-func NewOptions(host config.Host) *Options {
-	return &Options{ServiceName: service.DefaultName, Timeout: upgrade.DefaultTimeout, Host: host}
+// NewOptions are the defaults on d's host.
+func NewOptions(d *deps.Dependencies) *Options {
+	return &Options{ServiceName: service.DefaultName, Timeout: upgrade.DefaultTimeout, Host: d.Host, Layout: d.Layout}
 }
 
 // AddFlags binds the flags to o; the defaults are o's values.
@@ -90,10 +93,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print what takeover would keep and change, and change nothing")
 }
 
-// Complete fills in the host and this program's path.
-func (o *Options) Complete(host config.Host, executable func() (string, error)) error {
-	o.Host = host
-	exe, err := executable()
+// Complete fills in the host, its layout and this program's path from d.
+func (o *Options) Complete(d *deps.Dependencies) error {
+	o.Host, o.Layout = d.Host, d.Layout
+	exe, err := d.ExecutablePath()
 	if err != nil {
 		return fmt.Errorf("finding the path of this program, which replaces keadm's edgecore.exe: %w", err)
 	}
@@ -231,7 +234,7 @@ func New(o Options, sys System) (*Takeover, error) {
 	// This build's service: the same binary path (now this build) and
 	// configuration, with keadm's log file kept when it is not the
 	// default.
-	l := config.NewLayout(o.Host)
+	l := o.Layout
 	svc := service.DefaultConfig(t.in.Executable, t.in.ConfigFile, config.NodeShutdownOf(c, goos).Grace)
 	if lf, ok := upgrade.ArgValue(argv[1:], "--log-file"); ok && lf != "" {
 		if !ospath.Same(goos, lf, l.LogFile) {

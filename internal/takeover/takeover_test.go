@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
@@ -152,7 +153,7 @@ func (w *world) system() System {
 
 func (w *world) run(t *testing.T, dry bool) (string, error) {
 	t.Helper()
-	o := NewOptions(host)
+	o := NewOptions(&deps.Dependencies{Host: host, Layout: config.NewLayout(host)})
 	o.Executable, o.DryRun, o.Timeout = self, dry, time.Minute
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
@@ -280,7 +281,7 @@ func TestTakeoverRefusesBeforeChangingAnything(t *testing.T) {
 				sys.VersionOf = func(string) (string, error) { return "v0.2.0", nil }
 				tc.want = []string{"already runs this build"}
 			}
-			o := NewOptions(host)
+			o := NewOptions(&deps.Dependencies{Host: host, Layout: config.NewLayout(host)})
 			o.Executable = self
 			var out bytes.Buffer
 			err := Run(context.Background(), &out, *o, sys)

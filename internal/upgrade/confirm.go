@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 )
 
 // A NodeUpgradeJob with requireConfirmation stops after its
@@ -192,6 +193,10 @@ func (o *ConfirmOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Job, "job", o.Job, "Name of the NodeUpgradeJob to confirm; the command refuses when another one waits")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the running edgecore to take the confirmation")
 }
+
+// Complete is the options contract's: confirm's flags need nothing of the
+// host.
+func (o *ConfirmOptions) Complete(*deps.Dependencies) error { return nil }
 
 // Validate checks confirm's flags, naming each flag, its value and the fix.
 func (o ConfirmOptions) Validate() error {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -69,8 +70,8 @@ func (o *UpgradeOptions) AddFlags(fs *pflag.FlagSet) {
 
 // Complete makes --package absolute: the package is read from the
 // directory the command runs in, whatever the process that drives the
-// upgrade later runs in.
-func (o *UpgradeOptions) Complete() error {
+// upgrade later runs in. It needs nothing of d.
+func (o *UpgradeOptions) Complete(*deps.Dependencies) error {
 	if o.Resume || o.Package == "" {
 		return nil
 	}
@@ -118,6 +119,10 @@ func (o *RollbackOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Version, "to", o.Version, "Version whose backup to restore, e.g. v0.1.0")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the restored version may take to keep running")
 }
+
+// Complete is the options contract's: a rollback's flags need nothing of
+// the host.
+func (o *RollbackOptions) Complete(*deps.Dependencies) error { return nil }
 
 // Validate checks the flags of a rollback. --to is checked against the
 // backups when one is chosen (chooseBackup), where the fix can name them.

@@ -25,7 +25,7 @@ func TestUpgradeOptionsFlagsAndComplete(t *testing.T) {
 	if err := fs.Parse([]string{"--package", "x.zip", "--sha256", strings.Repeat("a", 64), "--allow-downgrade", "--timeout", "5m"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Complete(); err != nil {
+	if err := o.Complete(nil); err != nil {
 		t.Fatal(err)
 	}
 	abs, _ := filepath.Abs("x.zip")
@@ -40,7 +40,7 @@ func TestUpgradeOptionsFlagsAndComplete(t *testing.T) {
 	fs = pflag.NewFlagSet("upgrade", pflag.ContinueOnError)
 	r.AddFlags(fs)
 	fs.Parse([]string{"--resume", "--journal", `C:\j.json`, "--package", "y.zip"})
-	r.Complete()
+	r.Complete(nil)
 	// --resume takes nothing else from the flags: the package is neither
 	// made absolute nor required.
 	if !r.Resume || r.Journal != `C:\j.json` || r.Package != "y.zip" {

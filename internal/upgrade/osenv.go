@@ -15,8 +15,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/clock"
-	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/internal/version"
@@ -26,20 +25,20 @@ import (
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
-// HostEnv is this host: its files, the service manager, the ACLs, and
-// this process.
-func HostEnv(host config.Host) Env {
+// HostEnv is this host: its files, d's layout, service manager and clock,
+// the ACLs, and this process.
+func HostEnv(d *deps.Dependencies) Env {
 	return Env{
-		GOOS:     host.GOOS,
-		Paths:    NewPaths(config.NewLayout(host)),
+		GOOS:     d.Host.GOOS,
+		Paths:    NewPaths(d.Layout),
 		FS:       OSFS{},
-		Services: hostServices{},
+		Services: d.Services,
 		Service:  service.DefaultName,
-		Clock:    clock.Real{},
+		Clock:    d.Clock,
 		Restrict: func(dir string) error { return acl.ApplyTree(dir, acl.DirectorySDDL) },
 		Spawn:    spawnDetached,
 		Alive:    processAlive,
-		Runtime:  RuntimeEnv{Layout: config.NewLayout(host), CRI: hostprobe.System().CRI},
+		Runtime:  RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
 		PID:      os.Getpid(),
 		Version:  version.Get().Version,
 	}
@@ -191,21 +190,6 @@ func writeDurable(d disk, path string, write func(io.Writer) error) error {
 		d.Remove(name)
 	}
 	return err
-}
-
-// hostServices is the service manager with the service package's own time
-// limits for starting and stopping.
-type hostServices struct{}
-
-func (hostServices) Query(name string) (service.Status, error) { return service.Query(name) }
-func (hostServices) Start(name string) error {
-	return service.Start(name, service.StartTimeout)
-}
-func (hostServices) Stop(name string) error {
-	return service.Stop(name, service.StopWaitTimeout)
-}
-func (hostServices) SetCommandLine(name, line string) error {
-	return service.SetCommandLine(name, line)
 }
 
 // processAlive reports whether an edgecore process with this ID runs.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 )
 
 // Held upgrades. A pod that carries the annotation HoldUpgradeAnnotation
@@ -188,6 +189,10 @@ func (o *UnholdOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.All, "all", o.All, "Release every pod this node holds (keadm ctl unhold-upgrade node)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the running edgecore to take the request")
 }
+
+// Complete is the options contract's: the command sets Pods from its
+// arguments, and unhold's flags need nothing of the host.
+func (o *UnholdOptions) Complete(*deps.Dependencies) error { return nil }
 
 // Validate checks unhold's arguments and flags, naming each, its value
 // and the fix.
