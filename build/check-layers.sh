@@ -32,7 +32,7 @@ check ./windows/... internal cmd
 check ./config/... internal cmd windows
 check ./internal/... cmd
 shared=(deps steps clock hostprobe protect crashlog version envcheck lifecycle logfile memlimit nodedb release reconnect)
-procedures=(join preflight upgrade podnet servicectl)
+procedures=(join configfile preflight upgrade podnet servicectl)
 node=(node modules)
 prefixed() { local p=$1; shift; printf "$p%s " "$@"; }
 for s in "${shared[@]}"; do

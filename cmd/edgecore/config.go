@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/configfile"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
-	"github.com/kubeedge-windows/edgecore/internal/join"
 )
 
 // reachTimeout bounds each check that cloudcore answers.
@@ -16,7 +16,7 @@ const reachTimeout = 5 * time.Second
 // newConfigCommand writes a complete configuration for joining a cloud, with
 // keadm join's flag names.
 func newConfigCommand(d *deps.Dependencies) *cobra.Command {
-	o := join.NewConfigOptions(d)
+	o := configfile.NewOptions(d)
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Write a complete configuration for joining a KubeEdge cloud",
@@ -28,7 +28,7 @@ func newConfigCommand(d *deps.Dependencies) *cobra.Command {
 			if err := prepare(o, d); err != nil {
 				return err
 			}
-			return join.WriteConfig(cmd.OutOrStdout(), *o, config.DialReach(reachTimeout), d.ACLs)
+			return configfile.Write(cmd.OutOrStdout(), *o, config.DialReach(reachTimeout), d.ACLs)
 		},
 	}
 	o.AddFlags(cmd.Flags())

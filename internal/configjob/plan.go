@@ -19,7 +19,6 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
@@ -93,7 +92,7 @@ func makePlan(current []byte, fields map[string]string, n Node) (*Plan, error) {
 		args = append(args, jp+"="+value)
 		changes = append(changes, jp+"="+value)
 	}
-	settings, errs := join.ParseSettings(args)
+	settings, errs := config.ParseSettings(args)
 	for _, e := range errs {
 		refused = append(refused, fmt.Sprintf("%s: %v: %s", field, e.BadValue, e.Detail))
 	}

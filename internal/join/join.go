@@ -203,9 +203,9 @@ func (j *Join) prepare(c *v1alpha2.EdgeCoreConfig, rewrites []config.Rewrite) er
 	j.o.ConfigFile = ospath.Clean(j.goos, j.o.ConfigFile)
 	o := j.o
 	kubeedge := j.kubeEdgeDir()
-	settings, _ := ParseSettings(o.Set)
+	settings, _ := config.ParseSettings(o.Set)
 	var err error
-	if c, err = ApplySettings(c, settings, o.Host); err != nil {
+	if c, err = config.ApplySettings(c, settings, o.Host); err != nil {
 		return err
 	}
 	rewrites = append(rewrites, config.Normalize(c, j.goos)...)
@@ -229,7 +229,7 @@ func (j *Join) prepare(c *v1alpha2.EdgeCoreConfig, rewrites []config.Rewrite) er
 		{"modules.edgeHub.tlsPrivateKeyFile", hub.TLSPrivateKeyFile},
 	} {
 		if !ospath.Within(j.goos, kubeedge, f.path) {
-			errs = append(errs, field.Invalid(field.NewPath(flagSet+" "+f.name), f.path,
+			errs = append(errs, field.Invalid(field.NewPath(config.FlagSet+" "+f.name), f.path,
 				"keep the node's key and certificates under "+kubeedge+", which join restricts to SYSTEM and Administrators"))
 		}
 	}

@@ -68,7 +68,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // commas, the host joining (d's), with the address it reaches cloudcore
 // from as its node IP, this program for the service, and the log file.
 func (o *Options) Complete(d *deps.Dependencies) error {
-	o.Set = SplitSettings(o.Set)
+	o.Set = config.SplitSettings(o.Set)
 	o.Host = d.Host
 	// The address this host reaches the cloud from is the node IP the
 	// cloud can reach it back on.
@@ -125,7 +125,7 @@ func (o Options) generate() (*v1alpha2.EdgeCoreConfig, []config.Rewrite, error) 
 	default:
 		errs = append(errs, field.NotSupported(flag(cni.FlagMode), o.Network.Mode, []string{cni.ModeL2Bridge, cni.ModeNAT}))
 	}
-	_, setErrs := ParseSettings(o.Set)
+	_, setErrs := config.ParseSettings(o.Set)
 	errs = append(errs, setErrs...)
 
 	// keadm's flags are judged by the configuration they make: a runtime

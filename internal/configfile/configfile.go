@@ -1,4 +1,4 @@
-package join
+package configfile
 
 import (
 	"errors"
@@ -17,9 +17,9 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
-// ConfigOptions are the inputs of `edgecore config`: keadm's join flags and
+// Options are the inputs of `edgecore config`: keadm's join flags and
 // where the file goes. It writes what join writes, without joining.
-type ConfigOptions struct {
+type Options struct {
 	config.JoinOptions
 	// Output is the file to write, or "-" for standard output.
 	Output string
@@ -31,14 +31,14 @@ type ConfigOptions struct {
 	Host config.Host
 }
 
-// NewConfigOptions are config's defaults on d's host: the file in its
+// NewOptions are config's defaults on d's host: the file in its
 // default place.
-func NewConfigOptions(d *deps.Dependencies) *ConfigOptions {
-	return &ConfigOptions{Output: d.Layout.ConfigFile, Host: d.Host}
+func NewOptions(d *deps.Dependencies) *Options {
+	return &Options{Output: d.Layout.ConfigFile, Host: d.Host}
 }
 
 // AddFlags binds config's flags to o; the defaults are o's values.
-func (o *ConfigOptions) AddFlags(fs *pflag.FlagSet) {
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.JoinOptions.AddFlags(fs)
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "File to write, or - for standard output")
 	fs.BoolVar(&o.Offline, "offline", o.Offline, "Do not check that cloudcore answers")
@@ -47,7 +47,7 @@ func (o *ConfigOptions) AddFlags(fs *pflag.FlagSet) {
 
 // Complete takes d's host facts: unless offline, the address this host
 // reaches the cloud from is the node IP the cloud can reach it back on.
-func (o *ConfigOptions) Complete(d *deps.Dependencies) error {
+func (o *Options) Complete(d *deps.Dependencies) error {
 	o.Host = d.Host
 	if o.Offline {
 		return nil
@@ -60,14 +60,14 @@ func (o *ConfigOptions) Complete(d *deps.Dependencies) error {
 
 // Validate checks what config's own flags hold; keadm's flags are judged
 // with the configuration they make (config.JoinConfig).
-func (o *ConfigOptions) Validate() error {
+func (o *Options) Validate() error {
 	if o.Output == "" {
 		return errors.New(`--output is empty: give the file to write, or - for standard output`)
 	}
 	return nil
 }
 
-// WriteConfig renders the configuration o describes and writes it to
+// Write renders the configuration o describes and writes it to
 // o.Output (or out for "-"). reach checks that cloudcore answers (nil when
 // offline). On Windows a file's mode only toggles read-only, so acls is
 // what keeps the token from other accounts: a parent another account owns
@@ -76,7 +76,7 @@ func (o *ConfigOptions) Validate() error {
 // restricted, so that a file written into one of them is restricted from
 // its first byte; after, the file itself is restricted when it lies
 // outside them.
-func WriteConfig(out io.Writer, o ConfigOptions, reach config.Reach, acls protect.Host) error {
+func Write(out io.Writer, o Options, reach config.Reach, acls protect.Host) error {
 	if o.Offline {
 		reach = nil
 	}
@@ -160,7 +160,7 @@ func absOutput(host config.Host, output string) (string, error) {
 // (an --output outside the node's folders would otherwise hold the token
 // under its folder's ACL until it is restricted), elsewhere with mode
 // 0600.
-func writeSecret(o ConfigOptions, data []byte, acls protect.Host) error {
+func writeSecret(o Options, data []byte, acls protect.Host) error {
 	if o.Host.GOOS != config.Windows {
 		return config.WriteNewFile(o.Output, data, 0o600, o.Overwrite)
 	}

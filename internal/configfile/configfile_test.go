@@ -1,4 +1,4 @@
-package join
+package configfile
 
 import (
 	"bytes"
@@ -10,12 +10,21 @@ import (
 	"testing"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
 
-func configOptions(host config.Host, output string) ConfigOptions {
-	o := NewConfigOptions(depsOn(host))
+// testToken has the shape of keadm gettoken's output.
+const testToken = "3f6e2b1c9d8a7f6e5d4c3b2a19087f6e5d4c3b2a19087f6e5d4c3b2a19087f6e.eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE4OTM0NTYwMDB9.c2lnbmF0dXJlLW9mLXRoZS1qb2luLXRva2Vu"
+
+// depsOn is host's dependencies.
+func depsOn(host config.Host) *deps.Dependencies {
+	return &deps.Dependencies{Host: host, Layout: config.NewLayout(host)}
+}
+
+func configOptions(host config.Host, output string) Options {
+	o := NewOptions(depsOn(host))
 	o.CloudCoreIPPort, o.Token, o.Offline, o.Output = "10.0.0.1:10000", testToken, true, output
 	return *o
 }
@@ -25,7 +34,7 @@ func TestConfigOptionsValidateNamesAnEmptyOutput(t *testing.T) {
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--output") {
 		t.Errorf("Validate with no output: %v", err)
 	}
-	if err := NewConfigOptions(depsOn(config.Host{GOOS: config.Windows})).Validate(); err != nil {
+	if err := NewOptions(depsOn(config.Host{GOOS: config.Windows})).Validate(); err != nil {
 		t.Errorf("the default output is refused: %v", err)
 	}
 }
@@ -44,7 +53,7 @@ func TestWriteConfigToStandardOutputWritesNoFile(t *testing.T) {
 	dir := t.TempDir()
 	o := configOptions(config.Host{GOOS: config.Linux, Hostname: "edge-1", NodeIP: "192.0.2.7"}, "-")
 	var out bytes.Buffer
-	if err := WriteConfig(&out, o, nil, protect.Host{}); err != nil {
+	if err := Write(&out, o, nil, protect.Host{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "10.0.0.1:10000") || !strings.Contains(out.String(), "hostnameOverride: edge-1") {
@@ -59,7 +68,7 @@ func TestWriteConfigWritesOnceAndKeepsAnExistingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "edgecore.yaml")
 	o := configOptions(config.Host{GOOS: config.Linux, Hostname: "edge-1", NodeIP: "192.0.2.7"}, path)
 	var out bytes.Buffer
-	if err := WriteConfig(&out, o, nil, protect.Host{}); err != nil {
+	if err := Write(&out, o, nil, protect.Host{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(out.String(), "Wrote "+path+" for node edge-1.") {
@@ -69,11 +78,11 @@ func TestWriteConfigWritesOnceAndKeepsAnExistingFile(t *testing.T) {
 	if err != nil || !bytes.Contains(first, []byte(testToken)) {
 		t.Fatalf("file: %v", err)
 	}
-	if err := WriteConfig(&out, o, nil, protect.Host{}); err == nil {
+	if err := Write(&out, o, nil, protect.Host{}); err == nil {
 		t.Error("an existing configuration was replaced without --force")
 	}
 	o.Overwrite = true
-	if err := WriteConfig(&out, o, nil, protect.Host{}); err != nil {
+	if err := Write(&out, o, nil, protect.Host{}); err != nil {
 		t.Errorf("with --force: %v", err)
 	}
 }
@@ -138,7 +147,7 @@ func TestWriteConfigRestrictsBeforeWritingTheToken(t *testing.T) {
 			return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		},
 	}
-	if err := WriteConfig(&bytes.Buffer{}, configOptions(host, output), nil, acls); err != nil {
+	if err := Write(&bytes.Buffer{}, configOptions(host, output), nil, acls); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{`restrict C:\etc\kubeedge (file written: false)`,

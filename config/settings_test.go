@@ -1,14 +1,12 @@
-package join
+package config
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/kubeedge-windows/edgecore/config"
 )
 
-func windowsHost() config.Host {
-	return config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.20.30.40"}
+func windowsHost() Host {
+	return Host{GOOS: Windows, Hostname: "LINE3-PC", NodeIP: "10.20.30.40"}
 }
 
 func TestSettingsApplyToTheConfiguration(t *testing.T) {
@@ -30,7 +28,7 @@ func TestSettingsApplyToTheConfiguration(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	base, _, err := config.JoinConfig(config.JoinOptions{CloudCoreIPPort: "192.168.50.10:10000", Token: testToken}, windowsHost(), nil)
+	base, _, err := JoinConfig(JoinOptions{CloudCoreIPPort: "192.168.50.10:10000", Token: testToken}, windowsHost(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

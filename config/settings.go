@@ -1,4 +1,4 @@
-package join
+package config
 
 import (
 	"encoding/json"
@@ -12,8 +12,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
-
-	"github.com/kubeedge-windows/edgecore/config"
 )
 
 // Setting is one --set path=value: a field of the configuration named by
@@ -29,10 +27,10 @@ type Setting struct {
 }
 
 // Edit is the setting as an edit of the configuration file's YAML tree.
-func (s Setting) Edit() config.Edit { return config.Edit{Keys: s.keys, Value: s.value} }
+func (s Setting) Edit() Edit { return Edit{Keys: s.keys, Value: s.value} }
 
-// flagSet is the flag every setting error names.
-const flagSet = "--set"
+// FlagSet is the flag every setting error names.
+const FlagSet = "--set"
 
 // reserved are fields join sets itself from its own flags, which check
 // them and which join relies on; a --set would bypass both.
@@ -65,13 +63,13 @@ func ParseSettings(args []string) ([]Setting, field.ErrorList) {
 	var out []Setting
 	var errs field.ErrorList
 	bad := func(arg, format string, a ...interface{}) {
-		errs = append(errs, field.Invalid(field.NewPath(flagSet), arg, fmt.Sprintf(format, a...)))
+		errs = append(errs, field.Invalid(field.NewPath(FlagSet), arg, fmt.Sprintf(format, a...)))
 	}
 	for _, arg := range args {
 		path, value, ok := strings.Cut(arg, "=")
 		path = strings.TrimSpace(path)
 		if !ok || path == "" {
-			bad(arg, "expected path=value, for example %s modules.edged.tailoredKubeletConfig.maxPods=50", flagSet)
+			bad(arg, "expected path=value, for example %s modules.edged.tailoredKubeletConfig.maxPods=50", FlagSet)
 			continue
 		}
 		if isSecret(path) {
@@ -118,7 +116,7 @@ func resolve(t reflect.Type, keys []string) (reflect.Type, error) {
 			// Any key: node labels, feature gates, eviction thresholds.
 			t = t.Elem()
 		case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
-			return nil, fmt.Errorf("%s is a list and is set whole (%s %s=[a, b]), not by index", where, flagSet, where)
+			return nil, fmt.Errorf("%s is a list and is set whole (%s %s=[a, b]), not by index", where, FlagSet, where)
 		case isValue(t):
 			return nil, fmt.Errorf("%s is a value, not a section; it has no field %q", where, key)
 		default:
@@ -142,8 +140,6 @@ func deref(t reflect.Type) reflect.Type {
 	}
 	return t
 }
-
-var jsonUnmarshaler = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
 
 // isValue tells leaf types: everything but structs, and structs such as
 // metav1.Duration that decode themselves from a single value ("10s").
@@ -207,7 +203,7 @@ func unknownField(t reflect.Type, where, key string) error {
 	if len(names) <= 12 {
 		return fmt.Errorf("%s has no field %q; its fields are %s", where, key, strings.Join(names, ", "))
 	}
-	return fmt.Errorf("%s has no field %q; `%s --defaultconfig` lists every field", where, key, config.ExecutableName(config.Windows))
+	return fmt.Errorf("%s has no field %q; `%s --defaultconfig` lists every field", where, key, ExecutableName(Windows))
 }
 
 func firstField(t reflect.Type) string {
@@ -234,7 +230,7 @@ func decodeFor(t reflect.Type, text string) (interface{}, error) {
 		return nil, fmt.Errorf("not a YAML value: %v", err)
 	}
 	if v == nil {
-		return nil, fmt.Errorf("empty value: give a value (the default is in `%s --defaultconfig`)", config.ExecutableName(config.Windows))
+		return nil, fmt.Errorf("empty value: give a value (the default is in `%s --defaultconfig`)", ExecutableName(Windows))
 	}
 	js, err := json.Marshal(v)
 	if err != nil {
@@ -246,9 +242,9 @@ func decodeFor(t reflect.Type, text string) (interface{}, error) {
 		if deref(t).Kind() == reflect.Struct {
 			// A type that parses its own text: its error says why
 			// ("time: invalid duration").
-			return nil, fmt.Errorf("%q is not %s: %v", text, config.KindName(t), err)
+			return nil, fmt.Errorf("%q is not %s: %v", text, KindName(t), err)
 		}
-		return nil, fmt.Errorf("%q is not %s", text, config.KindName(t))
+		return nil, fmt.Errorf("%q is not %s", text, KindName(t))
 	}
 	return v, nil
 }
@@ -256,7 +252,7 @@ func decodeFor(t reflect.Type, text string) (interface{}, error) {
 // ApplySettings returns c with the settings applied, decoded on top of the
 // defaults for host exactly as edgecore will read the file. c is not
 // changed.
-func ApplySettings(c *v1alpha2.EdgeCoreConfig, settings []Setting, host config.Host) (*v1alpha2.EdgeCoreConfig, error) {
+func ApplySettings(c *v1alpha2.EdgeCoreConfig, settings []Setting, host Host) (*v1alpha2.EdgeCoreConfig, error) {
 	if len(settings) == 0 {
 		return c, nil
 	}
@@ -285,9 +281,9 @@ func ApplySettings(c *v1alpha2.EdgeCoreConfig, settings []Setting, host config.H
 	if err != nil {
 		return nil, err
 	}
-	out, err := config.Parse(text, host)
+	out, err := Parse(text, host)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", flagSet, err)
+		return nil, fmt.Errorf("%s: %v", FlagSet, err)
 	}
 	return out, nil
 }
