@@ -23,6 +23,9 @@ func checkCNIConfig(cfg Config, p Probes) []Row {
 	}
 	names, err := p.ReadDir(cfg.CNIConfDir)
 	if errors.Is(err, fs.ErrNotExist) {
+		if cfg.BundledRuntime != "" {
+			return []Row{skip(nameCNIConfig, cfg.CNIConfDir+" does not exist yet: join writes the pod network there, with the plugins from "+cfg.BundledRuntime)}
+		}
 		return []Row{fail(nameCNIConfig, cfg.CNIConfDir+" does not exist", writeCNIConfig)}
 	}
 	if err != nil {
@@ -30,6 +33,9 @@ func checkCNIConfig(cfg Config, p Probes) []Row {
 	}
 	loaded, ignored := cni.PickConfFile(names)
 	if loaded == "" {
+		if cfg.BundledRuntime != "" {
+			return []Row{skip(nameCNIConfig, "no .conf, .conflist or .json file in "+cfg.CNIConfDir+" yet: join writes the pod network there")}
+		}
 		return []Row{fail(nameCNIConfig, "no .conf, .conflist or .json file in "+cfg.CNIConfDir, writeCNIConfig)}
 	}
 	path := joinPath(cfg.CNIConfDir, loaded)

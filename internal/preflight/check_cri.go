@@ -28,6 +28,13 @@ func checkCRI(ctx context.Context, cfg Config, p Probes) []Row {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	st, err := p.CRI(ctx, cfg.CRIEndpoint)
+	if err != nil && cfg.BundledRuntime != "" {
+		return []Row{
+			warn(nameCRI, cfg.CRIEndpoint+": no runtime answers yet: "+oneLine(err.Error()),
+				"join installs containerd from "+cfg.BundledRuntime+" as the containerd service; a host with a containerd of its own keeps it: start it (Start-Service containerd)"),
+			skip(nameCRINetwork, "join writes the pod network (its --mode and --subnet flags)"),
+		}
+	}
 	if err != nil {
 		fix := "start containerd (Start-Service containerd) and check that modules.edged.containerRuntimeEndpoint is its address"
 		if errors.Is(err, hostprobe.ErrCRIv1Unsupported) {

@@ -41,6 +41,11 @@ type Config struct {
 	// with yet, and join checks cloudcore itself, so those rows are
 	// skipped rather than failed on the defaults' placeholder address.
 	NotJoined bool
+	// BundledRuntime is the release's runtime folder beside edgecore.exe,
+	// set before join only: a host without a container runtime or pod
+	// network gets both from join (--runtime auto), so their absence is
+	// what join does next rather than a problem.
+	BundledRuntime string
 	// RootDir is modules.edged.rootDirectory; the disk it is on holds pod
 	// volumes and logs.
 	RootDir string

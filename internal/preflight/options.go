@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 )
 
 // Options are the inputs of `edgecore preflight`.
@@ -23,6 +25,9 @@ type Options struct {
 	Host    config.Host
 	// Layout is the node's directories on Host.
 	Layout config.Layout
+	// ReleaseDir is the folder of the running edgecore.exe, where a
+	// release keeps its bundled runtime; "" when not known.
+	ReleaseDir string
 }
 
 // NewOptions are preflight's defaults on d's host: the configuration in
@@ -37,9 +42,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Offline, "offline", o.Offline, "Do not ask the image registry whether the sandbox image has a Windows variant")
 }
 
-// Complete takes the host and its layout from d.
+// Complete takes the host, its layout and the release's folder from d.
 func (o *Options) Complete(d *deps.Dependencies) error {
 	o.Host, o.Layout = d.Host, d.Layout
+	if exe, err := d.ExecutablePath(); err == nil {
+		o.ReleaseDir = ospath.Dir(d.Host.GOOS, exe)
+	}
 	return nil
 }
 
@@ -67,6 +75,9 @@ func RunChecks(ctx context.Context, out io.Writer, o Options, probes Probes) (in
 	}
 	if o.Offline {
 		probes.ImagePlatforms = nil
+	}
+	if cfg.NotJoined {
+		cfg.BundledRuntime = bundledRuntime(o, probes)
 	}
 	rows := Run(ctx, cfg, probes)
 	if err := Render(out, rows); err != nil {
@@ -96,4 +107,17 @@ func checkedConfig(path string, host config.Host) (Config, string, error) {
 		return Config{}, "", err
 	}
 	return FromConfig(c, host, path), "", nil
+}
+
+// bundledRuntime is the release's runtime folder beside edgecore.exe when
+// it holds a bundle (its manifest), else "".
+func bundledRuntime(o Options, p Probes) string {
+	if o.ReleaseDir == "" || p.ReadFile == nil {
+		return ""
+	}
+	dir := ospath.Join(o.Host.GOOS, o.ReleaseDir, runtimeinstall.BundleDir)
+	if _, err := p.ReadFile(ospath.Join(o.Host.GOOS, dir, runtimeinstall.ManifestFile)); err != nil {
+		return ""
+	}
+	return dir
 }
