@@ -109,7 +109,7 @@ func TestWindowsJourney(t *testing.T) {
 		case strings.Contains(line, "containerd CRI") || strings.Contains(line, "CRI network") || strings.Contains(line, "CNI config"):
 			t.Errorf("preflight fails a row about what join installs from the release's runtime: %q", line)
 		default:
-			t.Logf("preflight FAIL row (a limit of this Wine host): %q", line)
+			t.Logf("preflight FAIL row of this build host, not about what join installs: %q", line)
 		}
 	}
 
