@@ -6,14 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 // blob is one file of an archive.
@@ -155,27 +155,6 @@ func startContainerd(t *testing.T, exe, cfg string, ready func() error) {
 	}
 }
 
-// tempDir is t.TempDir with a clean-up that removes entry by entry,
-// deepest first: this package's tests run under Wine too (make
-// wine-test), where Go's os.RemoveAll fails with "Invalid function" (see
-// windows/acl's tests).
-func tempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "images-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		var paths []string
-		filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-			paths = append(paths, p)
-			return err
-		})
-		for i := len(paths) - 1; i >= 0; i-- {
-			if err := os.Remove(paths[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				t.Error(err)
-			}
-		}
-	})
-	return dir
-}
+// tempDir is a directory for the test that can also be removed under
+// Wine (make wine-test runs this package there too).
+func tempDir(t *testing.T) string { return testdir.New(t, "images-test-") }

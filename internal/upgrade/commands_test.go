@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -25,6 +26,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/release"
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -133,7 +135,12 @@ func linuxManifest(v string) release.Manifest {
 // files.
 func realEnv(t *testing.T) (Env, string) {
 	t.Helper()
-	root := filepath.Join(t.TempDir(), "host root")
+	if runtime.GOOS == "windows" {
+		// make wine-test runs this package under Wine for its Windows
+		// tests (runtime_windows_test.go).
+		t.Skip("lays out a Linux host (its paths, package names and rules) on the real file system; the same code's Windows behaviour is proven over the Windows layout by the recording-fake tests, which run here too")
+	}
+	root := filepath.Join(testdir.New(t, "upgrade-test-"), "host root")
 	l := config.NewLayout(config.Host{GOOS: "linux"})
 	p := NewPaths(l)
 	for _, f := range []*string{&p.KubeEdgeDir, &p.BackupRoot, &p.StateDir, &p.Journal, &p.Health, &p.LogFile, &p.NodeLogFile} {
@@ -317,13 +324,13 @@ func TestSettings(t *testing.T) {
 }
 
 func TestFetch(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "package share")
+	dir := filepath.Join(testdir.New(t, "upgrade-test-"), "package share")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "edgecore v0.2.0.zip"), []byte("zip bytes"), 0o644)
 	srv := httptest.NewTLSServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
 	f := Fetcher{Client: srv.Client()}
-	dst := filepath.Join(t.TempDir(), "staging dir", "p.zip")
+	dst := filepath.Join(testdir.New(t, "upgrade-test-"), "staging dir", "p.zip")
 	os.MkdirAll(filepath.Dir(dst), 0o755)
 	for _, loc := range []string{filepath.Join(dir, "edgecore v0.2.0.zip"), srv.URL + "/edgecore%20v0.2.0.zip"} {
 		os.Remove(dst)
@@ -353,7 +360,7 @@ func TestFetchRefusesHTTP(t *testing.T) {
 		t.Errorf("fetched %s over http", r.URL)
 	}))
 	defer srv.Close()
-	dst := filepath.Join(t.TempDir(), "p.zip")
+	dst := filepath.Join(testdir.New(t, "upgrade-test-"), "p.zip")
 	err := Fetcher{}.Fetch(context.Background(), srv.URL+"/edgecore-v0.2.0.zip", dst, 100)
 	if err == nil || !strings.Contains(err.Error(), "uses http://") || !strings.Contains(err.Error(), "upgrade.yaml's repository field") {
 		t.Errorf("http fetch = %v", err)
@@ -371,7 +378,7 @@ func TestFetchRefusesARedirectToHTTP(t *testing.T) {
 	defer plain.Close()
 	secure := httptest.NewTLSServer(http.RedirectHandler(plain.URL+"/evil.zip", http.StatusFound))
 	defer secure.Close()
-	dst := filepath.Join(t.TempDir(), "p.zip")
+	dst := filepath.Join(testdir.New(t, "upgrade-test-"), "p.zip")
 	err := Fetcher{Client: secure.Client()}.Fetch(context.Background(), secure.URL+"/edgecore-v0.2.0.zip", dst, 100)
 	if err == nil || !strings.Contains(err.Error(), "refusing the redirect from "+secure.URL+"/edgecore-v0.2.0.zip to "+plain.URL+"/evil.zip, which is not https") {
 		t.Errorf("redirect = %v", err)
@@ -392,7 +399,7 @@ func TestFetchStopsAtTheLimit(t *testing.T) {
 	}))
 	defer srv.Close()
 	f := Fetcher{Client: srv.Client()}
-	dir := t.TempDir()
+	dir := testdir.New(t, "upgrade-test-")
 	for _, path := range []string{"/announced", "/chunked"} {
 		dst := filepath.Join(dir, strings.TrimPrefix(path, "/")+".zip")
 		err := f.Fetch(context.Background(), srv.URL+path, dst, 999)
@@ -426,7 +433,7 @@ func TestFetchTimesOut(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	start := time.Now()
-	err := Fetcher{Client: srv.Client(), Timeout: 200 * time.Millisecond}.Fetch(context.Background(), srv.URL+"/p.zip", filepath.Join(t.TempDir(), "p.zip"), 100)
+	err := Fetcher{Client: srv.Client(), Timeout: 200 * time.Millisecond}.Fetch(context.Background(), srv.URL+"/p.zip", filepath.Join(testdir.New(t, "upgrade-test-"), "p.zip"), 100)
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Errorf("a stalled download = %v after %v, want it ended by the timeout", err, time.Since(start))
 	}

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 // recordingDisk is the host's disk with its calls recorded in order, and
@@ -78,7 +80,7 @@ func (f *recordingFile) Close() error {
 // rename goes through the disk's written-through rename: the order the
 // power-cut test (crash_test.go) takes for granted.
 func TestOSFSFlushesBeforeItRenamesAndRenamesWriteThrough(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "upgrade dir")
+	dir := filepath.Join(testdir.New(t, "upgrade-test-"), "upgrade dir")
 	os.MkdirAll(dir, 0o755)
 	d := &recordingDisk{}
 	fs := OSFS{disk: d}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/internal/release"
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 type sent struct {
@@ -54,7 +55,7 @@ func waitSent(t *testing.T, ch chan sent) sent {
 
 func publish(t *testing.T, repo string, m release.Manifest, sums bool) (zipPath, digest string) {
 	t.Helper()
-	tmp := writeZip(t, filepath.Join(t.TempDir(), "build"), m, fakeELF())
+	tmp := writeZip(t, filepath.Join(testdir.New(t, "upgrade-test-"), "build"), m, fakeELF())
 	zipPath = filepath.Join(repo, "edgecore-"+m.Version+"-linux-amd64.zip")
 	if m.KubeEdge != "" && strings.HasPrefix(m.KubeEdge, "v1.2") && m.Version == "v0.2.0-ke" {
 		zipPath = filepath.Join(repo, "edgecore-"+m.KubeEdge+"-linux-amd64.zip")
@@ -96,7 +97,7 @@ func TestInitFetchesVerifiesAndStages(t *testing.T) {
 		{"not published", func(t *testing.T, repo string) string { return "" }, "v0.2.0", "edgecore-v0.2.0-linux-amd64.zip"},
 		{"another version inside", func(t *testing.T, repo string) string {
 			m := linuxManifest("v0.3.0")
-			tmp := writeZip(t, filepath.Join(t.TempDir(), "b"), m, fakeELF())
+			tmp := writeZip(t, filepath.Join(testdir.New(t, "upgrade-test-"), "b"), m, fakeELF())
 			data, _ := os.ReadFile(tmp)
 			os.WriteFile(filepath.Join(repo, "edgecore-v0.2.0-linux-amd64.zip"), data, 0o644)
 			s := sha256.Sum256(data)
@@ -105,7 +106,7 @@ func TestInitFetchesVerifiesAndStages(t *testing.T) {
 		{"job names the KubeEdge version", func(t *testing.T, repo string) string {
 			m := linuxManifest("v0.2.0")
 			m.KubeEdge = "v1.21.0"
-			tmp := writeZip(t, filepath.Join(t.TempDir(), "b"), m, fakeELF())
+			tmp := writeZip(t, filepath.Join(testdir.New(t, "upgrade-test-"), "b"), m, fakeELF())
 			data, _ := os.ReadFile(tmp)
 			os.WriteFile(filepath.Join(repo, "edgecore-v1.21.0-linux-amd64.zip"), data, 0o644)
 			s := sha256.Sum256(data)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 func TestRedactURL(t *testing.T) {
@@ -101,7 +103,7 @@ func TestFetchErrorsNeverShowCredentials(t *testing.T) {
 	defer srv.Close()
 	closed := httptest.NewTLSServer(http.NotFoundHandler())
 	closed.Close()
-	dst := filepath.Join(t.TempDir(), "p.zip")
+	dst := filepath.Join(testdir.New(t, "upgrade-test-"), "p.zip")
 	f := Fetcher{Client: srv.Client(), Timeout: 10 * time.Second}
 	for what, loc := range map[string]string{
 		"a 404":                           withCredentials(srv.URL, "/edgecore-v0.2.0.zip"),
@@ -151,7 +153,7 @@ func TestJobFetchNeverShowsCredentials(t *testing.T) {
 	}
 	mustNotShowSecrets(t, "the job's error", err.Error())
 	// Published, but it holds another version.
-	tmp := writeZip(t, filepath.Join(t.TempDir(), "b"), linuxManifest("v0.3.0"), fakeELF())
+	tmp := writeZip(t, filepath.Join(testdir.New(t, "upgrade-test-"), "b"), linuxManifest("v0.3.0"), fakeELF())
 	data, _ := os.ReadFile(tmp)
 	os.WriteFile(filepath.Join(repo, "edgecore-v0.2.0-linux-amd64.zip"), data, 0o644)
 	s := sha256.Sum256(data)
@@ -208,7 +210,7 @@ func TestFetchAbandonsAReadThatHangs(t *testing.T) {
 	for _, endsOnClose := range []bool{true, false} {
 		file := newStuckFile("zip", endsOnClose)
 		defer close(file.forever)
-		dir := filepath.Join(t.TempDir(), "staging dir")
+		dir := filepath.Join(testdir.New(t, "upgrade-test-"), "staging dir")
 		os.MkdirAll(dir, 0o755)
 		dst := filepath.Join(dir, "p.zip")
 		f := Fetcher{Timeout: 100 * time.Millisecond, Open: func(string) (io.ReadCloser, error) { return file, nil }}
@@ -245,7 +247,7 @@ func TestFetchAbandonsAnOpenThatHangs(t *testing.T) {
 		<-release
 		return file, nil
 	}}
-	dst := filepath.Join(t.TempDir(), "p.zip")
+	dst := filepath.Join(testdir.New(t, "upgrade-test-"), "p.zip")
 	done := make(chan error, 1)
 	go func() { done <- f.Fetch(context.Background(), `\\files\edge core\edgecore-v0.2.0.zip`, dst, 100) }()
 	select {
