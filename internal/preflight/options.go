@@ -110,14 +110,14 @@ func checkedConfig(path string, host config.Host) (Config, string, error) {
 }
 
 // bundledRuntime is the release's runtime folder beside edgecore.exe when
-// it holds a bundle (its manifest), else "".
+// it holds a bundle (read as join reads it, runtimeinstall.BundleVersions),
+// else "".
 func bundledRuntime(o Options, p Probes) string {
 	if o.ReleaseDir == "" || p.ReadFile == nil {
 		return ""
 	}
-	dir := ospath.Join(o.Host.GOOS, o.ReleaseDir, runtimeinstall.BundleDir)
-	if _, err := p.ReadFile(ospath.Join(o.Host.GOOS, dir, runtimeinstall.ManifestFile)); err != nil {
+	if runtimeinstall.BundleVersions(runtimeinstall.Host{ReadFile: p.ReadFile}, o.Host.GOOS, o.ReleaseDir) == nil {
 		return ""
 	}
-	return dir
+	return ospath.Join(o.Host.GOOS, o.ReleaseDir, runtimeinstall.BundleDir)
 }
