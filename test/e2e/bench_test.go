@@ -89,7 +89,7 @@ func TestBenchNode(t *testing.T) {
 	fmt.Print(table)
 	if out := os.Getenv("BENCH_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {
-			t.Error(err)
+			errorl(t, err)
 		}
 	}
 }
@@ -145,7 +145,7 @@ func benchRun(t *testing.T, c *cluster, goos string, v variant, i int, window ti
 			t.Logf("%s: %s", name, s.notReady)
 			return s
 		}
-		t.Fatalf("node %s not Ready within %v, or its process ended", name, readyBound)
+		fatalf(t, "node %s not Ready within %v, or its process ended", name, readyBound)
 	}
 	var s sample
 	s.ready = at.Sub(begin)
@@ -168,7 +168,7 @@ func benchRun(t *testing.T, c *cluster, goos string, v variant, i int, window ti
 	}
 	time.Sleep(time.Until(end))
 	if e.edgecore.exited() {
-		t.Fatalf("%s ended during the measurement window", name)
+		fatalf(t, "%s ended during the measurement window", name)
 	}
 	s.cpu = cpuSeconds(pid) - cpu0
 	s.hwm, s.rss, s.rssFile = memory(pid)
@@ -186,17 +186,17 @@ func relaxDiskEviction(t *testing.T, e *edge) {
 	t.Helper()
 	cfg, _, err := config.Load(e.cfgPath, config.Host{GOOS: e.os})
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	k := cfg.Modules.Edged.TailoredKubeletConfig
 	k.EvictionHard = map[string]string{"memory.available": "100Mi",
 		"nodefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.available": "1%", "imagefs.inodesFree": "1%"}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if err := os.WriteFile(e.cfgPath, data, 0o600); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 }
 
@@ -210,23 +210,23 @@ func consoleKubelet(t *testing.T, e *edge) {
 	t.Helper()
 	data, err := os.ReadFile(e.cfgPath)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	var doc map[string]any
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	modules, _ := doc["modules"].(map[string]any)
 	edged, _ := modules["edged"].(map[string]any)
 	if edged == nil {
-		t.Fatalf("%s has no modules.edged section", e.cfgPath)
+		fatalf(t, "%s has no modules.edged section", e.cfgPath)
 	}
 	edged["windowsService"] = false
 	if data, err = yaml.Marshal(doc); err == nil {
 		err = os.WriteFile(e.cfgPath, data, 0o600)
 	}
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 }
 
@@ -644,7 +644,7 @@ func envInt(t *testing.T, name string, def int) int {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a whole number of at least 1", name, v)
+		fatalf(t, "%s=%q: want a whole number of at least 1", name, v)
 	}
 	return n
 }
@@ -656,7 +656,7 @@ func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		t.Fatalf("%s=%q: want a duration such as 60s", name, v)
+		fatalf(t, "%s=%q: want a duration such as 60s", name, v)
 	}
 	return d
 }

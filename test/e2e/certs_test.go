@@ -40,7 +40,7 @@ func newPKI(t *testing.T, dir string) *pki {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	p.ca, _ = x509.ParseCertificate(der)
 	p.caSigner = caKey
@@ -56,7 +56,7 @@ func newPKI(t *testing.T, dir string) *pki {
 	saKey := genKey(t)
 	pub, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	p.saPublic = filepath.Join(dir, "sa.pub")
 	writePEM(t, p.saPublic, "PUBLIC KEY", pub)
@@ -77,7 +77,7 @@ func (p *pki) issue(t *testing.T, name string, subject pkix.Name, usage []x509.E
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caSigner)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	return p.write(t, name, der, key)
 }
@@ -94,7 +94,7 @@ func genKey(t *testing.T) *rsa.PrivateKey {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	return k
 }
@@ -102,6 +102,6 @@ func genKey(t *testing.T) *rsa.PrivateKey {
 func writePEM(t *testing.T, path, typ string, der []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 }

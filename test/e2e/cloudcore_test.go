@@ -36,11 +36,11 @@ func (c *cluster) startCloudcore(t *testing.T) {
 	bin := mustEnv(t, "CLOUDCORE_BIN")
 	out, err := exec.Command(bin, "--defaultconfig").Output()
 	if err != nil {
-		t.Fatalf("cloudcore --defaultconfig: %v", err)
+		fatalf(t, "cloudcore --defaultconfig: %v", err)
 	}
 	var cfg v1alpha1.CloudCoreConfig
 	if err := yaml.Unmarshal(dropComments(out), &cfg); err != nil {
-		t.Fatalf("parse cloudcore --defaultconfig: %v", err)
+		fatalf(t, "parse cloudcore --defaultconfig: %v", err)
 	}
 	cfg.KubeAPIConfig.KubeConfig = c.kubeconfig
 	cfg.CommonConfig.MonitorServer.BindAddress = "127.0.0.1:" + strconv.Itoa(freePort(t))
@@ -77,11 +77,11 @@ func (c *cluster) startCloudcore(t *testing.T) {
 	cfg.Modules.TaskManager.Enable = true
 	data, err := yaml.Marshal(&cfg)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	path := filepath.Join(c.dir, "cloudcore.yaml")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	c.cloudArgs = []string{"--config", path}
 	c.hubPort, c.certPort = hubPort, certPort
@@ -90,7 +90,7 @@ func (c *cluster) startCloudcore(t *testing.T) {
 	for _, port := range []int{hubPort, certPort, streamPort, tunnelPort} {
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
-			t.Fatalf("port %d is taken before cloudcore starts (a cloudcore of an interrupted run?): %v", port, err)
+			fatalf(t, "port %d is taken before cloudcore starts (a cloudcore of an interrupted run?): %v", port, err)
 		}
 		l.Close()
 	}
@@ -113,7 +113,7 @@ func (c *cluster) restartCloudcore(t *testing.T) time.Time {
 			c.Close()
 			answered = time.Now()
 		} else if time.Since(begin) > 2*time.Minute {
-			t.Fatalf("cloudcore's hub %s did not answer within 2m: %v", hub, err)
+			fatalf(t, "cloudcore's hub %s did not answer within 2m: %v", hub, err)
 		}
 	}
 	waitTCP(t, "127.0.0.1:"+strconv.Itoa(certPort), time.Minute)

@@ -56,19 +56,19 @@ func TestWindowsCloudJobs(t *testing.T) {
 	// A bound for the health gate of a configuration that does not
 	// start, beside the configuration as for upgrades.
 	if err := os.WriteFile(h.drive(upgrade.SettingsPath(j.layout.GOOS, j.layout.ConfigFile)), []byte("repository: 'C:\\releases\\edgecore-{version}-windows-amd64.zip'\nhealthTimeout: 2m\n"), 0o644); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	c.startControllerManager(t)
 	client, err := kubeedgeclient.NewForConfig(c.rest)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	cfgPath := h.drive(j.layout.ConfigFile)
 	// The operator's note on the file, which an update must keep.
 	const note = "# line 3 PC: ask the plant team before changing maxPods"
 	orig := j.readFile(cfgPath)
 	if err := os.WriteFile(cfgPath, append([]byte(note+"\n"), orig...), 0o600); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	var figures []string
 
@@ -78,7 +78,7 @@ func TestWindowsCloudJobs(t *testing.T) {
 	j.wantConfigFlow(ns, "Check=True BackUp=True Update=True", opsv1.NodeTaskPhaseSuccessful)
 	text := string(j.readFile(cfgPath))
 	if !strings.Contains(text, "maxPods: 42") || !strings.Contains(text, note) {
-		t.Fatalf("after the update the file lacks maxPods: 42 or the operator's note:\n%s", text)
+		fatalf(t, "after the update the file lacks maxPods: 42 or the operator's note:\n%s", text)
 	}
 	eventually(t, readyBound, "node Ready with 42 pods", func() (bool, error) {
 		n, err := c.client.CoreV1().Nodes().Get(context.Background(), j.node, metav1.GetOptions{})
@@ -104,11 +104,11 @@ func TestWindowsCloudJobs(t *testing.T) {
 	j.wantConfigFlow(ns, "Check=False", opsv1.NodeTaskPhaseFailure)
 	for _, w := range []string{"modules.edged.rootDirectory", `C:\Windows\kubelet`, "fix:", "nothing on the node changed"} {
 		if !strings.Contains(ns.ActionFlow[0].Reason, w) {
-			t.Errorf("ConfigUpdateJob windows-kubelet-in-windows: the Check's reason %q lacks %q", ns.ActionFlow[0].Reason, w)
+			errorf(t, "ConfigUpdateJob windows-kubelet-in-windows: the Check's reason %q lacks %q", ns.ActionFlow[0].Reason, w)
 		}
 	}
 	if !bytes.Equal(before, j.readFile(cfgPath)) {
-		t.Fatal("ConfigUpdateJob windows-kubelet-in-windows was refused, yet the file changed")
+		fatal(t, "ConfigUpdateJob windows-kubelet-in-windows was refused, yet the file changed")
 	}
 	refused := time.Since(begin)
 	t.Logf("ConfigUpdateJob windows-kubelet-in-windows: refused in %s: %s", fmtDur(refused), ns.ActionFlow[0].Reason)
@@ -122,17 +122,17 @@ func TestWindowsCloudJobs(t *testing.T) {
 	// The cloud keeps the reason of failed actions only: the Update's
 	// says what happened.
 	if r := ns.ActionFlow[2].Reason; !strings.Contains(r, "rolled back") || !strings.Contains(r, "did not come back") {
-		t.Errorf("ConfigUpdateJob windows-no-such-nic: the Update's reason %q does not say the node did not come back and was rolled back", r)
+		errorf(t, "ConfigUpdateJob windows-no-such-nic: the Update's reason %q does not say the node did not come back and was rolled back", r)
 	}
 	if !bytes.Equal(before, j.readFile(cfgPath)) {
-		t.Fatalf("ConfigUpdateJob windows-no-such-nic was rolled back, yet the file is not the one before:\n%s", j.readFile(cfgPath))
+		fatalf(t, "ConfigUpdateJob windows-no-such-nic was rolled back, yet the file is not the one before:\n%s", j.readFile(cfgPath))
 	}
 	eventually(t, readyBound, "node Ready after the rollback", c.nodeReady(j.node, begin))
 	rolled := time.Since(begin)
 	t.Logf("ConfigUpdateJob windows-no-such-nic: rolled back in %s, node Ready on the former file: %s", fmtDur(rolled), ns.ActionFlow[2].Reason)
 	figures = append(figures, "ConfigUpdateJob rolled back "+fmtDur(rolled))
 	if data := j.readFile(h.drive(j.layout.LogFile)); bytes.Contains(data, []byte(j.token)) {
-		t.Error("the node's log holds the join token")
+		errorl(t, "the node's log holds the join token")
 	}
 
 	// 4. A pre-pull of two images, one missing from the registry, with
@@ -143,7 +143,7 @@ func TestWindowsCloudJobs(t *testing.T) {
 		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"registry.example.com":{"username":"robot","password":"pw"}}}`)},
 	}
 	if _, err := c.client.CoreV1().Secrets("default").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	begin = time.Now()
 	pj := &opsv1.ImagePrePullJob{
@@ -153,7 +153,7 @@ func TestWindowsCloudJobs(t *testing.T) {
 		}},
 	}
 	if _, err := client.OperationsV1alpha2().ImagePrePullJobs().Create(context.Background(), pj, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create ImagePrePullJob: %v", err)
+		fatalf(t, "create ImagePrePullJob: %v", err)
 	}
 	var last opsv1.ImagePrePullJobStatus
 	if !poll(cloudJobBound, func() (bool, error) {
@@ -165,7 +165,7 @@ func TestWindowsCloudJobs(t *testing.T) {
 		return len(last.NodeStatus) == 1 && (last.NodeStatus[0].Phase == opsv1.NodeTaskPhaseSuccessful || last.NodeStatus[0].Phase == opsv1.NodeTaskPhaseFailure), nil
 	}) {
 		j.dumpLog()
-		t.Fatalf("ImagePrePullJob windows-prepull did not end within %s; status %s", cloudJobBound, jsonOf(last))
+		fatalf(t, "ImagePrePullJob windows-prepull did not end within %s; status %s", cloudJobBound, jsonOf(last))
 	}
 	pulled := time.Since(begin)
 	t.Logf("ImagePrePullJob windows-prepull: ended after %s\n%s", fmtDur(pulled), indent(jsonOf(last)))
@@ -181,11 +181,11 @@ func TestWindowsCloudJobs(t *testing.T) {
 	if strings.Join(flow, " ") != "Check=True Pull=False" || pn.Phase != opsv1.NodeTaskPhaseFailure ||
 		images[prePullGood] != "True" || images[prePullMissing] != "False" {
 		j.dumpLog()
-		t.Fatalf("ImagePrePullJob windows-prepull: phase %s, actions %v, images %v; want Failure, Check=True Pull=False, %s True and %s False",
+		fatalf(t, "ImagePrePullJob windows-prepull: phase %s, actions %v, images %v; want Failure, Check=True Pull=False, %s True and %s False",
 			pn.Phase, flow, images, prePullGood, prePullMissing)
 	}
 	if !p.logContains("PullImage") {
-		t.Error("the fake runtime logged no PullImage: the images did not go through the node's CRI")
+		errorl(t, "the fake runtime logged no PullImage: the images did not go through the node's CRI")
 	}
 	figures = append(figures, "ImagePrePullJob of 2 images (1 missing) "+fmtDur(pulled))
 
@@ -198,14 +198,14 @@ func TestWindowsCloudJobs(t *testing.T) {
 	r := j.h.edgecore(t, time.Minute, "upgrade", "unhold", "no-such-pod")
 	t.Logf("edgecore.exe upgrade unhold no-such-pod: exit %d\n%s", r.code, indent(r.out))
 	if r.code == 0 || !strings.Contains(r.out, `Not found: "default/no-such-pod"`) || !strings.Contains(r.out, "the node holds default/"+held) {
-		t.Fatalf("edgecore.exe upgrade unhold of a pod the node does not hold: exit %d, output %q; want a refusal naming the pod and the held one", r.code, r.out)
+		fatalf(t, "edgecore.exe upgrade unhold of a pod the node does not hold: exit %d, output %q; want a refusal naming the pod and the held one", r.code, r.out)
 	}
 	begin = time.Now()
 	r = j.h.edgecore(t, time.Minute, "upgrade", "unhold", held, "--namespace", "default")
 	t.Logf("edgecore.exe upgrade unhold %s: exit %d after %s\n%s", held, r.code, fmtDur(r.duration), indent(r.out))
 	if r.code != 0 || !strings.Contains(r.out, "edgecore handed them to the kubelet") {
 		j.dumpLog()
-		t.Fatalf("edgecore.exe upgrade unhold %s: exit %d, output %q", held, r.code, r.out)
+		fatalf(t, "edgecore.exe upgrade unhold %s: exit %d, output %q", held, r.code, r.out)
 	}
 	eventually(t, readyBound, "held pod "+held+" Running after unhold", c.podRunning(held))
 	released := time.Since(begin)
@@ -231,11 +231,11 @@ func (j *journey) heldPod(name string) (string, time.Duration) {
 	}
 	begin := time.Now()
 	if _, err := c.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Target: corev1.ObjectReference{Kind: "Node", Name: j.node}}
 	if err := c.client.CoreV1().Pods("default").Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("bind pod %s to %s: %v", name, j.node, err)
+		fatalf(t, "bind pod %s to %s: %v", name, j.node, err)
 	}
 	heldUp := func() (bool, error) {
 		p, err := c.client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
@@ -255,7 +255,7 @@ func (j *journey) heldPod(name string) (string, time.Duration) {
 	time.Sleep(10 * time.Second)
 	if ok, err := heldUp(); !ok {
 		j.dumpLog()
-		t.Fatalf("pod %s was held, then went on without unhold: %v", name, err)
+		fatalf(t, "pod %s was held, then went on without unhold: %v", name, err)
 	}
 	t.Logf("pod %s: Pending with HeldUpgrade %s after it was bound to %s, and still 10 s later", name, fmtDur(shown), j.node)
 	return name, shown
@@ -271,7 +271,7 @@ func (j *journey) configJob(client kubeedgeclient.Interface, name string, fields
 		Spec:       opsv1.ConfigUpdateJobSpec{NodeNames: []string{j.node}, UpdateFields: fields},
 	}
 	if _, err := client.OperationsV1alpha2().ConfigUpdateJobs().Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create ConfigUpdateJob %s: %v", name, err)
+		fatalf(t, "create ConfigUpdateJob %s: %v", name, err)
 	}
 	var last opsv1.ConfigUpdateJobStatus
 	if !poll(cloudJobBound, func() (bool, error) {
@@ -284,11 +284,11 @@ func (j *journey) configJob(client kubeedgeclient.Interface, name string, fields
 	}) {
 		j.dumpLog()
 		j.dumpUpgradeLog()
-		t.Fatalf("ConfigUpdateJob %s did not end within %s; status %s", name, cloudJobBound, jsonOf(last))
+		fatalf(t, "ConfigUpdateJob %s did not end within %s; status %s", name, cloudJobBound, jsonOf(last))
 	}
 	t.Logf("ConfigUpdateJob %s: ended\n%s", name, indent(jsonOf(last)))
 	if strings.Contains(jsonOf(last), j.token) {
-		t.Fatalf("ConfigUpdateJob %s: the status holds the join token", name)
+		fatalf(t, "ConfigUpdateJob %s: the status holds the join token", name)
 	}
 	return last.NodeStatus[0]
 }
@@ -302,7 +302,7 @@ func (j *journey) wantConfigFlow(ns opsv1.ConfigUpdateJobNodeTaskStatus, want st
 	if strings.Join(flow, " ") != want || ns.Phase != phase {
 		j.dumpLog()
 		j.dumpUpgradeLog()
-		j.t.Fatalf("ConfigUpdateJob: node phase %s, actions %v; want %s, %s", ns.Phase, flow, phase, want)
+		fatalf(j.t, "ConfigUpdateJob: node phase %s, actions %v; want %s, %s", ns.Phase, flow, phase, want)
 	}
 }
 

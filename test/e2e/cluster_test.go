@@ -82,15 +82,15 @@ func startCluster(t *testing.T) *cluster {
 	kc.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "admin"}
 	kc.CurrentContext = "e2e"
 	if err := clientcmd.WriteToFile(*kc, c.kubeconfig); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	c.rest = cfg
 	if c.client, err = kubernetes.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	eventually(t, 2*time.Minute, "kube-apiserver ready", func() (bool, error) {
 		body, err := c.client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
@@ -101,7 +101,7 @@ func startCluster(t *testing.T) *cluster {
 	for _, ns := range []string{"kubeedge"} {
 		_, err := c.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
+			fatal(t, err)
 		}
 	}
 	c.startCloudcore(t)
@@ -114,24 +114,24 @@ func (c *cluster) applyCRDs(t *testing.T) {
 	t.Helper()
 	client, err := apiextensionsclient.NewForConfig(c.rest)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	files, err := filepath.Glob(filepath.Join(mustEnv(t, "KUBEEDGE_CRDS"), "*", "*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no CRDs under %s: %v", os.Getenv("KUBEEDGE_CRDS"), err)
+		fatalf(t, "no CRDs under %s: %v", os.Getenv("KUBEEDGE_CRDS"), err)
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			t.Fatal(err)
+			fatal(t, err)
 		}
 		var crd apiextensionsv1.CustomResourceDefinition
 		if err := yaml.Unmarshal(data, &crd); err != nil {
-			t.Fatalf("%s: %v", f, err)
+			fatalf(t, "%s: %v", f, err)
 		}
 		_, err = client.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), &crd, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create CRD %s: %v", crd.Name, err)
+			fatalf(t, "create CRD %s: %v", crd.Name, err)
 		}
 	}
 }

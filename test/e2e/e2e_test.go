@@ -48,13 +48,13 @@ func scenario(t *testing.T, goos string) {
 	t.Logf("node %s Ready %s after edgecore started", e.name, fmtDur(toReady))
 	node, err := c.client.CoreV1().Nodes().Get(ctx, e.name, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if got := node.Labels["kubernetes.io/os"]; got != goos {
-		t.Errorf("node label kubernetes.io/os=%q, want %q", got, goos)
+		errorf(t, "node label kubernetes.io/os=%q, want %q", got, goos)
 	}
 	if _, ok := node.Labels["node-role.kubernetes.io/edge"]; !ok {
-		t.Errorf("node has no node-role.kubernetes.io/edge label: %v", node.Labels)
+		errorf(t, "node has no node-role.kubernetes.io/edge label: %v", node.Labels)
 	}
 	t.Logf("node %s labels: kubernetes.io/os=%s, node-role.kubernetes.io/edge present", e.name, node.Labels["kubernetes.io/os"])
 	fwd := c.forwardKubelet(t, e)
@@ -65,7 +65,7 @@ func scenario(t *testing.T, goos string) {
 	cidr := "10.244.7.0/24"
 	patch := []byte(`{"spec":{"podCIDR":"` + cidr + `","podCIDRs":["` + cidr + `"]}}`)
 	if _, err := c.client.CoreV1().Nodes().Patch(ctx, e.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	inDB := eventually(t, readyBound, "the node's pod range in its database", func() (bool, error) {
 		got, err := nodedb.PodCIDR(filepath.Join(e.dir, "edgecore.db"), e.name)
@@ -78,14 +78,14 @@ func scenario(t *testing.T, goos string) {
 	podLatency := eventually(t, podBound, "pod app-1 Running", c.podRunning("app-1"))
 	t.Logf("pod app-1 Running %s after it was created (created at %s)", fmtDur(podLatency), podStart.Format(time.TimeOnly))
 	if err := c.client.CoreV1().Pods("default").Delete(ctx, "app-1", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	eventually(t, podBound, "deletion of app-1 confirmed by the edge", func() (bool, error) {
 		_, err := c.client.CoreV1().Pods("default").Get(ctx, "app-1", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
 	if !e.fakecri.logContains("StopPodSandbox") {
-		t.Error("the edge never stopped the deleted pod's sandbox")
+		errorl(t, "the edge never stopped the deleted pod's sandbox")
 	}
 	t.Log("pod app-1 deleted: the edge stopped it and the cloud removed it")
 
@@ -96,13 +96,13 @@ func scenario(t *testing.T, goos string) {
 	// An operator follows app-2's log through the tunnel when the cloud
 	// goes away: the stream must end with an error, not hang.
 	if _, _, err := c.exec(ctx, "app-2", []string{fakecri.CmdLog, "before", "the", "outage"}, nil, false); err != nil {
-		t.Fatalf("exec into app-2 before the outage: %v", err)
+		fatalf(t, "exec into app-2 before the outage: %v", err)
 	}
 	followCtx, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
 	lines := c.follow(followCtx, t, "app-2")
 	if l := nextLine(t, lines, time.Minute); l != "before the outage" {
-		t.Errorf("logs --follow app-2: %q", l)
+		errorf(t, "logs --follow app-2: %q", l)
 	}
 
 	// Cloud outage: the edge keeps its pod running on its own.
@@ -110,7 +110,7 @@ func scenario(t *testing.T, goos string) {
 	t.Logf("cloudcore stopped for %v", outage)
 	time.Sleep(outage)
 	if e.edgecore.exited() {
-		t.Fatal("edgecore ended while cloudcore was away")
+		fatal(t, "edgecore ended while cloudcore was away")
 	}
 	// The API server ends its response when cloudStream's connection
 	// goes, which client-go (and kubectl) read as the end of the log
@@ -119,12 +119,12 @@ func scenario(t *testing.T, goos string) {
 	select {
 	case f := <-lines:
 		if f.err == nil {
-			t.Errorf("logs --follow printed %q during the outage instead of ending", f.line)
+			errorf(t, "logs --follow printed %q during the outage instead of ending", f.line)
 		} else {
 			t.Logf("logs --follow ended when cloudcore stopped: %v", f.err)
 		}
 	default:
-		t.Errorf("logs --follow still open %v after cloudcore stopped", outage)
+		errorf(t, "logs --follow still open %v after cloudcore stopped", outage)
 	}
 	back := time.Now()
 	answered := c.restartCloudcore(t)
@@ -151,10 +151,10 @@ func scenario(t *testing.T, goos string) {
 	})
 	time.Sleep(20 * time.Second)
 	if e.edgecore.exited() {
-		t.Fatal("edgecore did not keep running without the cloud")
+		fatal(t, "edgecore did not keep running without the cloud")
 	}
 	if known, err := e.knowsPod("app-2"); err != nil || !known {
-		t.Fatalf("after the restart the edge's database does not hold pod app-2 (%v)", err)
+		fatalf(t, "after the restart the edge's database does not hold pod app-2 (%v)", err)
 	}
 	back = time.Now()
 	answered = c.restartCloudcore(t)
@@ -227,7 +227,7 @@ func (c *cluster) containerOf(t *testing.T, pod string) string {
 	t.Helper()
 	p, err := c.client.CoreV1().Pods("default").Get(context.Background(), pod, metav1.GetOptions{})
 	if err != nil || len(p.Status.ContainerStatuses) != 1 {
-		t.Fatalf("pod %s: %v, %d container statuses", pod, err, len(p.Status.ContainerStatuses))
+		fatalf(t, "pod %s: %v, %d container statuses", pod, err, len(p.Status.ContainerStatuses))
 	}
 	cs := p.Status.ContainerStatuses[0]
 	return fmt.Sprintf("%s restarts=%d", cs.ContainerID, cs.RestartCount)
@@ -251,11 +251,11 @@ func (e *edge) createdOnce(t *testing.T, pods int, event string) {
 	t.Helper()
 	data, err := os.ReadFile(e.fakecri.log)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	for _, call := range []string{"RunPodSandbox", "CreateContainer"} {
 		if n := strings.Count(string(data), call+"\n"); n != pods {
-			t.Errorf("after %s the runtime saw %d %s calls for %d pods", event, n, call, pods)
+			errorf(t, "after %s the runtime saw %d %s calls for %d pods", event, n, call, pods)
 		}
 	}
 }
@@ -291,7 +291,7 @@ func (e *edge) createPod(t *testing.T, c *cluster, name string) time.Time {
 	}
 	created := time.Now()
 	if _, err := c.client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	return created
 }

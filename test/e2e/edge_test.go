@@ -59,14 +59,14 @@ func windowsEdgeDir(t *testing.T, name string) (dir, driveC string) {
 	driveC = filepath.Join(mustEnv(t, "WINEPREFIX"), "drive_c")
 	base := filepath.Join(driveC, "e2e")
 	if err := os.MkdirAll(base, 0o755); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	dir, err := os.MkdirTemp(base, name+"-")
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir, driveC
@@ -121,7 +121,7 @@ func newNamedEdge(t *testing.T, c *cluster, goos, name string) *edge {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), e.env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("edgecore config: %v\n%s", err, out)
+		fatalf(t, "edgecore config: %v\n%s", err, out)
 	}
 	e.adjustConfig(t)
 	return e
@@ -134,7 +134,7 @@ func (e *edge) adjustConfig(t *testing.T) {
 	host := config.Host{GOOS: e.os}
 	cfg, _, err := config.Load(e.cfgPath, host)
 	if err != nil {
-		t.Fatalf("the generated configuration does not load: %v", err)
+		fatalf(t, "the generated configuration does not load: %v", err)
 	}
 	in := func(parts ...string) string { return e.path(filepath.Join(append([]string{e.dir}, parts...)...)) }
 	cfg.DataBase.DataSource = in("edgecore.db")
@@ -171,10 +171,10 @@ func (e *edge) adjustConfig(t *testing.T) {
 	cfg.Modules.DeviceTwin.Enable = false
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if err := os.WriteFile(e.cfgPath, data, 0o600); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 }
 

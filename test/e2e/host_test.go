@@ -37,7 +37,7 @@ func newWinHost(t *testing.T) *winHost {
 	t.Helper()
 	clean := mustEnv(t, "JOURNEY_WINEPREFIX")
 	if _, err := os.Stat(filepath.Join(clean, "system.reg")); err != nil {
-		t.Fatalf("JOURNEY_WINEPREFIX %s is not a prepared Wine prefix (run `make e2e`): %v", clean, err)
+		fatalf(t, "JOURNEY_WINEPREFIX %s is not a prepared Wine prefix (run `make e2e`): %v", clean, err)
 	}
 	dir := t.TempDir()
 	h := &winHost{
@@ -47,7 +47,7 @@ func newWinHost(t *testing.T) *winHost {
 		logDir: dir,
 	}
 	if out, err := exec.Command("cp", "-a", clean, h.prefix).CombinedOutput(); err != nil {
-		t.Fatalf("copy the clean Wine prefix: %v\n%s", err, out)
+		fatalf(t, "copy the clean Wine prefix: %v\n%s", err, out)
 	}
 	h.env = []string{"WINEPREFIX=" + h.prefix, "WINEDEBUG=-all"}
 	h.boot(t)
@@ -62,7 +62,7 @@ func (h *winHost) boot(t *testing.T) {
 	server := exec.Command(h.wineserver(), "-p")
 	server.Env = append(os.Environ(), h.env...)
 	if err := server.Run(); err != nil {
-		t.Fatalf("start wineserver for %s: %v", h.prefix, err)
+		fatalf(t, "start wineserver for %s: %v", h.prefix, err)
 	}
 }
 
@@ -91,14 +91,14 @@ func (h *winHost) install(t *testing.T, dir string) {
 	t.Helper()
 	data, err := os.ReadFile(h.exe)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	exe := dir + `\edgecore.exe`
 	if err := os.MkdirAll(h.drive(dir), 0o755); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if err := os.WriteFile(h.drive(exe), data, 0o755); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	h.exe = exe
 }
@@ -110,7 +110,7 @@ func (h *winHost) installRelease(t *testing.T, pkg, dir string) {
 	t.Helper()
 	zr, err := zip.OpenReader(pkg)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	defer zr.Close()
 	root := h.drive(dir)
@@ -121,14 +121,14 @@ func (h *winHost) installRelease(t *testing.T, pkg, dir string) {
 		}
 		dst := filepath.Join(root, filepath.FromSlash(rel))
 		if !strings.HasPrefix(dst, root+string(filepath.Separator)) {
-			t.Fatalf("%s: %s leaves the release folder", pkg, f.Name)
+			fatalf(t, "%s: %s leaves the release folder", pkg, f.Name)
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
+			fatal(t, err)
 		}
 		in, err := f.Open()
 		if err != nil {
-			t.Fatal(err)
+			fatal(t, err)
 		}
 		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
 		if err == nil {
@@ -139,12 +139,12 @@ func (h *winHost) installRelease(t *testing.T, pkg, dir string) {
 		}
 		in.Close()
 		if err != nil {
-			t.Fatal(err)
+			fatal(t, err)
 		}
 	}
 	h.exe = dir + `\edgecore.exe`
 	if !fileExists(h.drive(h.exe)) {
-		t.Fatalf("%s has no edgecore.exe in its top folder", pkg)
+		fatalf(t, "%s has no edgecore.exe in its top folder", pkg)
 	}
 }
 
@@ -186,7 +186,7 @@ func (h *winHost) run(t *testing.T, timeout time.Duration, program string, args 
 	logPath := filepath.Join(h.logDir, fmt.Sprintf("cmd-%02d.log", h.runs))
 	f, err := os.Create(logPath)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	defer f.Close()
 	cmd := exec.Command(h.wine, append([]string{program}, args...)...)
@@ -195,7 +195,7 @@ func (h *winHost) run(t *testing.T, timeout time.Duration, program string, args 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s %v: %v", program, args, err)
+		fatalf(t, "start %s %v: %v", program, args, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -205,14 +205,14 @@ func (h *winHost) run(t *testing.T, timeout time.Duration, program string, args 
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 		data, _ := os.ReadFile(logPath)
-		t.Fatalf("%s %v did not finish within %v; output:\n%s", filepath.Base(program), args, timeout, data)
+		fatalf(t, "%s %v did not finish within %v; output:\n%s", filepath.Base(program), args, timeout, data)
 	}
 	r := cmdResult{duration: time.Since(begin)}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		r.code = exit.ExitCode()
 	} else if err != nil {
-		t.Fatalf("%s %v: %v", program, args, err)
+		fatalf(t, "%s %v: %v", program, args, err)
 	}
 	data, _ := os.ReadFile(logPath)
 	r.out = strings.ReplaceAll(string(data), "\r\n", "\n")

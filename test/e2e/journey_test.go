@@ -73,10 +73,10 @@ const (
 func TestWindowsJourney(t *testing.T) {
 	readme, err := quickstart.Commands("../../docs/quickstart.md")
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if !slices.Equal(readme, journeyCommands) {
-		t.Fatalf("docs/quickstart.md shows\n  %s\nbut the journey runs\n  %s\nkeep them the same",
+		fatalf(t, "docs/quickstart.md shows\n  %s\nbut the journey runs\n  %s\nkeep them the same",
 			strings.Join(readme, "\n  "), strings.Join(journeyCommands, "\n  "))
 	}
 
@@ -96,7 +96,7 @@ func TestWindowsJourney(t *testing.T) {
 	r := j.step("preflight", -1)
 	for _, want := range []string{"No configuration at ", "SKIP    cloudcore"} {
 		if !strings.Contains(r.out, want) {
-			t.Errorf("preflight before join does not say %q:\n%s", want, r.out)
+			errorf(t, "preflight before join does not say %q:\n%s", want, r.out)
 		}
 	}
 	for _, line := range strings.Split(r.out, "\n") {
@@ -105,9 +105,9 @@ func TestWindowsJourney(t *testing.T) {
 		}
 		switch {
 		case strings.Contains(line, "cloudcore") || strings.Contains(line, "Clock") || strings.Contains(line, layout.ConfigFile):
-			t.Errorf("preflight fails a row that needs the configuration before join: %q", line)
+			errorf(t, "preflight fails a row that needs the configuration before join: %q", line)
 		case strings.Contains(line, "containerd CRI") || strings.Contains(line, "CRI network") || strings.Contains(line, "CNI config"):
-			t.Errorf("preflight fails a row about what join installs from the release's runtime: %q", line)
+			errorf(t, "preflight fails a row about what join installs from the release's runtime: %q", line)
 		default:
 			t.Logf("preflight FAIL row of this build host, not about what join installs: %q", line)
 		}
@@ -121,16 +121,16 @@ func TestWindowsJourney(t *testing.T) {
 		"Pod network: l2bridge with the win-bridge plugin, written by join.", "install the container runtime", "copied 6 programs to ",
 		"write the pod network", "Host Networking Service", "Install-WindowsFeature -Name Containers", "rolled back"} {
 		if !strings.Contains(r.out, want) {
-			t.Errorf("the quick start's join under Wine does not say %q:\n%s", want, r.out)
+			errorf(t, "the quick start's join under Wine does not say %q:\n%s", want, r.out)
 		}
 	}
 	for _, gone := range []string{layout.ContainerdDir, layout.ConfigFile, layout.KubeEdgeDir} {
 		if fileExists(h.drive(gone)) {
-			t.Errorf("the refused join left %s behind", gone)
+			errorf(t, "the refused join left %s behind", gone)
 		}
 	}
 	if strings.Contains(r.out, `installed service "containerd"`) {
-		t.Errorf("the refused join registered containerd before its network:\n%s", r.out)
+		errorf(t, "the refused join registered containerd before its network:\n%s", r.out)
 	}
 	t.Log("Wine has no Host Networking Service: the quick start's l2bridge join installs the bundled runtime's files and stops at its first HNS call, " +
 		"undoing everything; the l2bridge network is checked through recording HNS fakes (internal/podnet, internal/join). " +
@@ -144,7 +144,7 @@ func TestWindowsJourney(t *testing.T) {
 	r = j.run(j.args(wineJoin), 0)
 	cniConf := h.drive(layout.CNIConfFile)
 	if !strings.Contains(r.out, "Pod network: nat with the nat plugin, written by join.") || !fileExists(cniConf) {
-		t.Errorf("join did not write the nat network %s:\n%s", layout.CNIConfFile, r.out)
+		errorf(t, "join did not write the nat network %s:\n%s", layout.CNIConfFile, r.out)
 	}
 	j.node = j.joinedNode(r.out)
 	e := &edge{os: "windows", name: j.node, fakecri: j.fakecri}
@@ -154,10 +154,10 @@ func TestWindowsJourney(t *testing.T) {
 	t.Logf("join returned after %s; node %s Ready %s after join started", fmtDur(r.duration), j.node, fmtDur(toReady))
 	node, err := c.client.CoreV1().Nodes().Get(context.Background(), j.node, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if got := node.Labels["kubernetes.io/os"]; got != "windows" {
-		t.Errorf("node label kubernetes.io/os=%q, want windows", got)
+		errorf(t, "node label kubernetes.io/os=%q, want windows", got)
 	}
 	e.createPod(t, c, "journey")
 	eventually(t, podBound, "pod journey Running", c.podRunning("journey"))
@@ -176,14 +176,14 @@ func TestWindowsJourney(t *testing.T) {
 	r = j.step("service stop", 0)
 	stopTook := r.duration
 	if r.duration > stopBound {
-		t.Errorf("service stop took %s, more than %s", fmtDur(r.duration), stopBound)
+		errorf(t, "service stop took %s, more than %s", fmtDur(r.duration), stopBound)
 	}
 	if st := j.step("service status", 0); !strings.Contains(st.out, "installed, stopped") {
-		t.Errorf("after service stop the service manager reports: %s", st.out)
+		errorf(t, "after service stop the service manager reports: %s", st.out)
 	}
 	j.cleanStop(logFile, stopOffset)
 	if calls := j.criCallsSince(criOffset, "StopContainer", "StopPodSandbox", "RemoveContainer", "RemovePodSandbox"); calls != "" {
-		t.Errorf("stopping the service touched the pod's container: %s", calls)
+		errorf(t, "stopping the service touched the pod's container: %s", calls)
 	}
 
 	// 6. Start again: Ready, same container.
@@ -222,10 +222,10 @@ func TestWindowsJourney(t *testing.T) {
 	cfgBefore := j.read(layout.ConfigFile)
 	r = j.run(j.args(wineJoin), 1)
 	if !strings.Contains(r.out, "earlier installation") || !strings.Contains(r.out, "reset") {
-		t.Errorf("a second join is not refused with the fix:\n%s", r.out)
+		errorf(t, "a second join is not refused with the fix:\n%s", r.out)
 	}
 	if !bytes.Equal(cfgBefore, j.read(layout.ConfigFile)) {
-		t.Error("the refused second join changed the configuration file")
+		errorl(t, "the refused second join changed the configuration file")
 	}
 	j.runningPID(j.step("service status", 0).out)
 
@@ -234,11 +234,11 @@ func TestWindowsJourney(t *testing.T) {
 	// stay.
 	r = j.step("reset", 1)
 	if !strings.Contains(r.out, "--force") || !fileExists(h.drive(layout.ConfigFile)) {
-		t.Errorf("reset without a terminal did not refuse and keep everything:\n%s", r.out)
+		errorf(t, "reset without a terminal did not refuse and keep everything:\n%s", r.out)
 	}
 	r = j.step("reset --force", 0)
 	if st := j.step("service status", 0); !strings.Contains(st.out, "not installed") {
-		t.Errorf("after reset the service is still there: %s", st.out)
+		errorf(t, "after reset the service is still there: %s", st.out)
 	}
 	for _, gone := range []string{layout.KubeEdgeDir, layout.DataSource, layout.LogDir} {
 		if fileExists(h.drive(gone)) {
@@ -247,17 +247,17 @@ func TestWindowsJourney(t *testing.T) {
 				left = append(left, strings.TrimPrefix(p, h.drive(gone)))
 				return nil
 			})
-			t.Errorf("reset left %s behind, with %v", gone, left)
+			errorf(t, "reset left %s behind, with %v", gone, left)
 		}
 	}
 	if !fileExists(h.drive(containerdRoot)) {
-		t.Errorf("reset removed containerd's %s", containerdRoot)
+		errorf(t, "reset removed containerd's %s", containerdRoot)
 	}
 	if fileExists(cniConf) || !strings.Contains(r.out, "remove the pod network join wrote") {
-		t.Errorf("reset left the CNI configuration join wrote, %s:\n%s", layout.CNIConfFile, r.out)
+		errorf(t, "reset left the CNI configuration join wrote, %s:\n%s", layout.CNIConfFile, r.out)
 	}
 	if j.fakecri.exited() {
-		t.Error("reset ended the container runtime")
+		errorl(t, "reset ended the container runtime")
 	}
 
 	// 10. The host can join again.
@@ -292,7 +292,7 @@ func (j *journey) args(line string) []string {
 	line = strings.ReplaceAll(line, "192.168.1.10:10000", "127.0.0.1:"+strconv.Itoa(hubPort))
 	line = strings.ReplaceAll(line, "<output of keadm gettoken>", j.token)
 	if strings.ContainsAny(line, "<>") {
-		j.t.Fatalf("the journey does not know how to fill %q", line)
+		fatalf(j.t, "the journey does not know how to fill %q", line)
 	}
 	return strings.Fields(line)
 }
@@ -318,7 +318,7 @@ func (j *journey) run(args []string, wantCode int) cmdResult {
 	j.t.Logf("edgecore.exe %s: exit %d after %s\n%s", shown, r.code, fmtDur(r.duration), indent(r.out))
 	if wantCode >= 0 && r.code != wantCode {
 		j.dumpLog()
-		j.t.Fatalf("edgecore.exe %s: exit %d, want %d", shown, r.code, wantCode)
+		fatalf(j.t, "edgecore.exe %s: exit %d, want %d", shown, r.code, wantCode)
 	}
 	return r
 }
@@ -330,7 +330,7 @@ var joinedLine = regexp.MustCompile(`Node (\S+) joined cloudcore at `)
 func (j *journey) joinedNode(out string) string {
 	m := joinedLine.FindStringSubmatch(out)
 	if m == nil {
-		j.t.Fatalf("join did not say which node joined:\n%s", out)
+		fatalf(j.t, "join did not say which node joined:\n%s", out)
 	}
 	return m[1]
 }
@@ -344,7 +344,7 @@ func (j *journey) runningPID(status string) int {
 	m := runningLine.FindStringSubmatch(status)
 	if m == nil {
 		j.dumpLog()
-		j.t.Fatalf("the service is not running: %s", status)
+		fatalf(j.t, "the service is not running: %s", status)
 	}
 	pid, _ := strconv.Atoi(m[1])
 	return pid
@@ -358,7 +358,7 @@ func (j *journey) cleanStop(logFile string, offset int64) {
 	since := all[min(int(offset), len(all)):]
 	started := regexp.MustCompile(`starting module (\S+)`).FindAllStringSubmatch(all[:min(int(offset), len(all))], -1)
 	if len(started) == 0 {
-		j.t.Fatalf("the log shows no module starting before the stop")
+		fatalf(j.t, "the log shows no module starting before the stop")
 	}
 	var missing []string
 	for _, m := range started {
@@ -367,11 +367,11 @@ func (j *journey) cleanStop(logFile string, offset int64) {
 		}
 	}
 	if len(missing) > 0 {
-		j.t.Errorf("the service stopped without cleaning up modules %v", missing)
+		errorf(j.t, "the service stopped without cleaning up modules %v", missing)
 	}
 	for _, want := range []string{"Closed the database", "edgecore stopped"} {
 		if !strings.Contains(since, want) {
-			j.t.Errorf("the log of the stop lacks %q", want)
+			errorf(j.t, "the log of the stop lacks %q", want)
 		}
 	}
 	if !j.t.Failed() {
@@ -403,7 +403,7 @@ func (j *journey) crash(pid int) bool {
 	recovers := strings.Contains(j.h.edgecore(j.t, commandBound, "service", "status").out, "recovery:")
 	r := j.h.run(j.t, commandBound, "taskkill", "/F", "/PID", strconv.Itoa(pid))
 	if r.code != 0 {
-		j.t.Fatalf("taskkill /F /PID %d: exit %d\n%s", pid, r.code, r.out)
+		fatalf(j.t, "taskkill /F /PID %d: exit %d\n%s", pid, r.code, r.out)
 	}
 	j.t.Logf("taskkill /F /PID %d: %s", pid, strings.TrimSpace(r.out))
 	if !recovers {
@@ -420,7 +420,7 @@ func (j *journey) crash(pid int) bool {
 		time.Sleep(time.Second)
 	}
 	j.dumpLog()
-	j.t.Fatalf("the service manager shows recovery actions but did not restart edgecore within %v: %s", recoverBound, status)
+	fatalf(j.t, "the service manager shows recovery actions but did not restart edgecore within %v: %s", recoverBound, status)
 	return false
 }
 
@@ -441,14 +441,14 @@ func (j *journey) edgeStarted(logFile string, offset int64) time.Time {
 	now := time.Now()
 	at, err := time.ParseInLocation("0102 15:04:05.000000", m[1], time.Local)
 	if err != nil {
-		j.t.Fatal(err)
+		fatal(j.t, err)
 	}
 	at = at.AddDate(now.Year(), 0, 0)
 	if at.After(now) { // logged in December, read in January
 		at = at.AddDate(-1, 0, 0)
 	}
 	if now.Sub(at) > 10*time.Minute {
-		j.t.Fatalf("edgecore's start in its log, %s, is not in the last minutes: does Wine's clock use another time zone than %s?", at, time.Local)
+		fatalf(j.t, "edgecore's start in its log, %s, is not in the last minutes: does Wine's clock use another time zone than %s?", at, time.Local)
 	}
 	return at
 }
@@ -470,7 +470,7 @@ func (j *journey) recoveryConfigured() {
 		}
 		for _, want := range []string{"recovery: restart after 5s, then 30s, then 60s", "failure count reset after 24h"} {
 			if !strings.Contains(out, want) {
-				t.Errorf("service status does not show the recovery action %q:\n%s", want, out)
+				errorf(t, "service status does not show the recovery action %q:\n%s", want, out)
 			}
 		}
 	})
@@ -497,7 +497,7 @@ func (j *journey) rebootHost() {
 		time.Sleep(2 * time.Second)
 	}
 	j.dumpLog()
-	j.t.Fatalf("the automatic service did not start with the host; last status: %s", status)
+	fatalf(j.t, "the automatic service did not start with the host; last status: %s", status)
 }
 
 // startFakeCRI runs containerd's stand-in on its pipe, with its files
@@ -519,7 +519,7 @@ func (j *journey) tokenGone() {
 				return nil
 			}
 			if data, err := os.ReadFile(p); err == nil && bytes.Contains(data, []byte(j.token)) {
-				j.t.Errorf("the join token is still on disk after join, in %s", p)
+				errorf(j.t, "the join token is still on disk after join, in %s", p)
 			}
 			return nil
 		})
@@ -532,7 +532,7 @@ func (j *journey) readFile(p string) []byte {
 	j.t.Helper()
 	data, err := os.ReadFile(p)
 	if err != nil {
-		j.t.Fatal(err)
+		fatal(j.t, err)
 	}
 	return data
 }

@@ -60,11 +60,11 @@ func TestWindowsNodeShutdown(t *testing.T) {
 
 	r := h.edgecore(t, 6*time.Minute, "join", "--cloudcore-ipport", "127.0.0.1:"+strconv.Itoa(hubPort), "--token", c.token(t))
 	if r.code != 0 {
-		t.Fatalf("join: exit %d\n%s", r.code, r.out)
+		fatalf(t, "join: exit %d\n%s", r.code, r.out)
 	}
 	m := regexp.MustCompile(`Node (\S+) joined cloudcore at `).FindStringSubmatch(r.out)
 	if m == nil {
-		t.Fatalf("join did not say which node joined:\n%s", r.out)
+		fatalf(t, "join did not say which node joined:\n%s", r.out)
 	}
 	name := m[1]
 	layout := config.NewLayout(config.Host{GOOS: "windows"})
@@ -77,7 +77,7 @@ func TestWindowsNodeShutdown(t *testing.T) {
 	eventually(t, readyBound, "node "+name+" Ready", c.nodeReady(name, time.Time{}))
 	st := h.edgecore(t, time.Minute, "service", "status").out
 	if !strings.Contains(st, "a host shutdown waits up to 70s for it") {
-		t.Errorf("service status does not show join's pre-shutdown time-out of 70s (30s of pods, then edgecore's stop):\n%s", st)
+		errorf(t, "service status does not show join's pre-shutdown time-out of 70s (30s of pods, then edgecore's stop):\n%s", st)
 	}
 	createShutdownPods(t, c, name)
 	s := &shutdownHost{t: t, h: h, preshutdown: preshutdown, logFile: logFile}
@@ -110,16 +110,16 @@ func TestWindowsNodeShutdown(t *testing.T) {
 	time.Sleep(20 * time.Second)
 	for _, p := range []string{regularPod, criticalPod} {
 		if ok, err := c.endedByShutdown(p)(); !ok {
-			t.Errorf("after the host restart pod %s no longer says the shutdown ended it: %v", p, err)
+			errorf(t, "after the host restart pod %s no longer says the shutdown ended it: %v", p, err)
 		}
 	}
 	if n := strings.Count(readFrom(t, cri.log, 0), "RunPodSandbox\n"); n != 0 {
-		t.Errorf("after the host restart the kubelet started %d pod sandboxes for pods the shutdown ended", n)
+		errorf(t, "after the host restart the kubelet started %d pod sandboxes for pods the shutdown ended", n)
 	}
 	t.Log("after the host restart both pods stay ended by the shutdown, as the kubelet leaves them; the test replaces them, as their controllers would")
 	for _, p := range []string{regularPod, criticalPod} {
 		if err := c.client.CoreV1().Pods("default").Delete(ctx, p, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
+			fatal(t, err)
 		}
 		eventually(t, podBound, "deletion of "+p+" confirmed by the edge", func() (bool, error) {
 			_, err := c.client.CoreV1().Pods("default").Get(ctx, p, metav1.GetOptions{})
@@ -189,7 +189,7 @@ func (s *shutdownHost) shutDown(cri *proc) shutdownRun {
 	criOffset, logOffset := fileSize(cri.log), fileSize(s.logFile)
 	begin := time.Now()
 	if r := h.run(t, time.Minute, s.preshutdown, strconv.Itoa(pid)); r.code != 0 {
-		t.Fatalf("preshutdown.exe %d: exit %d\n%s", pid, r.code, r.out)
+		fatalf(t, "preshutdown.exe %d: exit %d\n%s", pid, r.code, r.out)
 	}
 	var status string
 	eventually(t, serviceBound, "the service stopped after the pre-shutdown request", func() (bool, error) {
@@ -198,13 +198,13 @@ func (s *shutdownHost) shutDown(cri *proc) shutdownRun {
 	})
 	run := shutdownRun{stopped: time.Since(begin)}
 	if strings.Contains(status, "last") {
-		t.Errorf("the service did not stop cleanly after the pre-shutdown request: %s", status)
+		errorf(t, "the service did not stop cleanly after the pre-shutdown request: %s", status)
 	}
 	serviceLog := readFrom(t, s.logFile, logOffset)
 	for _, want := range []string{"An administrator signalled the pre-shutdown event", "Host shutdown: stopping the node's pods by priority",
 		"Host shutdown: the node's pods are stopped", "edgecore stopped"} {
 		if !strings.Contains(serviceLog, want) {
-			t.Errorf("the service log of the shutdown lacks %q", want)
+			errorf(t, "the service log of the shutdown lacks %q", want)
 		}
 	}
 	// The regular pod's preStop hook, then its stop with its group's
@@ -224,7 +224,7 @@ func (s *shutdownHost) shutDown(cri *proc) shutdownRun {
 		got = append(got, a.text)
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("the runtime saw, in order:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		fatalf(t, "the runtime saw, in order:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 	run.gap = acts[3].at.Sub(acts[1].at)
 	t.Logf("runtime: %s", strings.Join(got, "; "))
@@ -307,7 +307,7 @@ func createShutdownPod(t *testing.T, c *cluster, node, name, priorityClass strin
 		},
 	}
 	if _, err := c.client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create pod %s: %v", name, err)
+		fatalf(t, "create pod %s: %v", name, err)
 	}
 }
 
@@ -329,7 +329,7 @@ func servicePID(t *testing.T, h *winHost) int {
 	out := h.edgecore(t, time.Minute, "service", "status").out
 	m := runningPIDLine.FindStringSubmatch(out)
 	if m == nil {
-		t.Fatalf("the service is not running: %s", out)
+		fatalf(t, "the service is not running: %s", out)
 	}
 	pid, _ := strconv.Atoi(m[1])
 	return pid
@@ -349,7 +349,7 @@ func runtimeActions(t *testing.T, log string) []runtimeAction {
 	for _, m := range actionLine.FindAllStringSubmatch(log, -1) {
 		at, err := time.Parse("2006/01/02 15:04:05.000000", m[1])
 		if err != nil {
-			t.Fatal(err)
+			fatal(t, err)
 		}
 		out = append(out, runtimeAction{at: at, text: m[2]})
 	}
@@ -361,7 +361,7 @@ func readFrom(t *testing.T, path string, offset int64) string {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	return string(data[min(int(offset), len(data)):])
 }

@@ -65,7 +65,7 @@ func TestWindowsUpgradeFromPrevious(t *testing.T) {
 		if r.code != 0 || !strings.Contains(lastLine(r.out), s.result) {
 			j.dumpLog()
 			j.dumpUpgradeLog()
-			t.Fatalf("edgecore.exe %s: exit %d and last line %q; want exit 0 and %q", s.args[0], r.code, lastLine(r.out), s.result)
+			fatalf(t, "edgecore.exe %s: exit %d and last line %q; want exit 0 and %q", s.args[0], r.code, lastLine(r.out), s.result)
 		}
 		eventually(t, readyBound, "node Ready after "+s.args[0], c.nodeReady(j.node, begin))
 		j.runsKubeEdge(s.kubeedge)
@@ -87,10 +87,10 @@ func TestWindowsUpgradeFromPrevious(t *testing.T) {
 func (j *journey) carriedConfig(before string, logOffset int64) {
 	j.t.Helper()
 	if now := string(j.read(j.layout.ConfigFile)); now != before {
-		j.t.Errorf("the upgrade changed %s:\n--- before\n%s\n--- after\n%s", j.layout.ConfigFile, before, now)
+		errorf(j.t, "the upgrade changed %s:\n--- before\n%s\n--- after\n%s", j.layout.ConfigFile, before, now)
 	}
 	if strings.Contains(before, "taskManager") {
-		j.t.Errorf("the previous release's configuration already names taskManager: this check proves nothing\n%s", before)
+		errorf(j.t, "the previous release's configuration already names taskManager: this check proves nothing\n%s", before)
 	}
 	want := "Module taskmanager registered successfully"
 	eventually(j.t, readyBound, "the new release's log shows the taskmanager module registered", func() (bool, error) {
@@ -112,12 +112,12 @@ func (j *journey) knowsPod(pod, event string) {
 	path := j.h.drive(j.layout.DataSource)
 	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
 	if err != nil {
-		j.t.Fatal(err)
+		fatal(j.t, err)
 	}
 	defer db.Close()
 	var n int
 	if err := db.QueryRow("SELECT count(*) FROM meta WHERE key = ?", "default/pod/"+pod).Scan(&n); err != nil || n == 0 {
-		j.t.Errorf("after %s the node's database %s does not hold pod %s (rows %d, %v)", event, path, pod, n, err)
+		errorf(j.t, "after %s the node's database %s does not hold pod %s (rows %d, %v)", event, path, pod, n, err)
 	}
 }
 
@@ -128,27 +128,27 @@ func (j *journey) metaKeys() map[string]bool {
 	path := j.h.drive(j.layout.DataSource)
 	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
 	if err != nil {
-		j.t.Fatal(err)
+		fatal(j.t, err)
 	}
 	defer db.Close()
 	rs, err := db.Query("SELECT key FROM meta")
 	if err != nil {
-		j.t.Fatalf("reading the node's database %s: %v", path, err)
+		fatalf(j.t, "reading the node's database %s: %v", path, err)
 	}
 	defer rs.Close()
 	keys := map[string]bool{}
 	for rs.Next() {
 		var k string
 		if err := rs.Scan(&k); err != nil {
-			j.t.Fatal(err)
+			fatal(j.t, err)
 		}
 		keys[k] = true
 	}
 	if err := rs.Err(); err != nil {
-		j.t.Fatal(err)
+		fatal(j.t, err)
 	}
 	if len(keys) == 0 {
-		j.t.Fatalf("the node's database %s has no rows: this check proves nothing", path)
+		fatalf(j.t, "the node's database %s has no rows: this check proves nothing", path)
 	}
 	return keys
 }
@@ -166,7 +166,7 @@ func (j *journey) keptRows(before map[string]bool, event string) {
 	}
 	sort.Strings(lost)
 	if len(lost) > 0 {
-		j.t.Errorf("after %s the node's database lost %d of its %d rows: %v", event, len(lost), len(before), lost)
+		errorf(j.t, "after %s the node's database lost %d of its %d rows: %v", event, len(lost), len(before), lost)
 		return
 	}
 	j.t.Logf("after %s the node's database holds all %d rows it had before (%d now)", event, len(before), len(after))

@@ -33,7 +33,7 @@ func start(t *testing.T, dir, name string, env []string, bin string, args ...str
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
@@ -41,7 +41,7 @@ func start(t *testing.T, dir, name string, env []string, bin string, args ...str
 	// A group of its own, so that Wine's helpers end with the component.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
+		fatalf(t, "start %s: %v", name, err)
 	}
 	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() {
@@ -53,6 +53,7 @@ func start(t *testing.T, dir, name string, env []string, bin string, args ...str
 		close(p.done)
 	}()
 	t.Logf("started %s (pid %d), log %s", name, cmd.Process.Pid, logPath)
+	sayAgainAtTheEnd(t)
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {
@@ -124,8 +125,70 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 		last = err
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Fatalf("%s: not within %v (last error: %v)", what, timeout, last)
+	fatalf(t, "%s: not within %v (last error: %v)", what, timeout, last)
 	return 0
+}
+
+// CI shows the end of a run's output, and a failed test prints its
+// components' logs after its failure: the reason scrolls out of sight.
+// fatalf records it, and the test's last cleanup says it again after the
+// logs.
+var (
+	reasonsMu sync.Mutex
+	reasons   = map[string][]string{}
+	summaries = map[string]bool{}
+)
+
+func fatalf(t *testing.T, format string, args ...any) {
+	t.Helper()
+	t.Fatal(record(t, fmt.Sprintf(format, args...)))
+}
+
+func fatal(t *testing.T, args ...any) {
+	t.Helper()
+	t.Fatal(record(t, strings.TrimSuffix(fmt.Sprintln(args...), "\n")))
+}
+
+func errorf(t *testing.T, format string, args ...any) {
+	t.Helper()
+	t.Error(record(t, fmt.Sprintf(format, args...)))
+}
+
+func errorl(t *testing.T, args ...any) {
+	t.Helper()
+	t.Error(record(t, strings.TrimSuffix(fmt.Sprintln(args...), "\n")))
+}
+
+func record(t *testing.T, msg string) string {
+	reasonsMu.Lock()
+	reasons[t.Name()] = append(reasons[t.Name()], msg)
+	reasonsMu.Unlock()
+	return msg
+}
+
+// sayAgainAtTheEnd registers, once per test and before any component's
+// cleanup (cleanups run last-in first-out), the line that ends a failed
+// test's output.
+func sayAgainAtTheEnd(t *testing.T) {
+	reasonsMu.Lock()
+	defer reasonsMu.Unlock()
+	if summaries[t.Name()] {
+		return
+	}
+	summaries[t.Name()] = true
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		reasonsMu.Lock()
+		said := reasons[t.Name()]
+		reasonsMu.Unlock()
+		if len(said) == 0 {
+			t.Logf("==== %s failed: its first error is above the components' logs", t.Name())
+			return
+		}
+		t.Logf("==== %s failed: %s", t.Name(), strings.Join(said, "; "))
+	})
 }
 
 // freePort asks the kernel for an unused loopback port.
@@ -133,7 +196,7 @@ func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
@@ -143,11 +206,11 @@ func mustEnv(t *testing.T, name string) string {
 	t.Helper()
 	v := os.Getenv(name)
 	if v == "" {
-		t.Fatalf("%s is not set: run the end-to-end tests with `make e2e`", name)
+		fatalf(t, "%s is not set: run the end-to-end tests with `make e2e`", name)
 	}
 	if strings.Contains(name, "BIN") || strings.HasSuffix(name, "_EXE") {
 		if _, err := os.Stat(v); err != nil {
-			t.Fatalf("%s: %v", name, err)
+			fatalf(t, "%s: %v", name, err)
 		}
 	}
 	return v

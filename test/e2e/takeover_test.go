@@ -52,24 +52,24 @@ func TestWindowsTakeover(t *testing.T) {
 	j.run([]string{"service", "uninstall"}, 0)
 	h.install(t, `C:\usr\local\bin`)
 	if h.exe != keadmExe {
-		t.Fatalf("installed at %s, want keadm's %s", h.exe, keadmExe)
+		fatalf(t, "installed at %s, want keadm's %s", h.exe, keadmExe)
 	}
 	cfgPath := h.drive(j.layout.ConfigFile)
 	cfg := string(j.readFile(cfgPath))
 	if !strings.Contains(cfg, `token: ""`) {
-		t.Fatalf("join's configuration has no blanked token to put back:\n%s", cfg)
+		fatalf(t, "join's configuration has no blanked token to put back:\n%s", cfg)
 	}
 	// keadm keeps the token in the file after the join.
 	cfg = strings.Replace(cfg, `token: ""`, "token: "+j.token, 1)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	for _, args := range [][]string{
 		{"create", "edgecore", "binpath=", keadmCmdline, "start=", "auto", "displayname=", "edgecore"},
 		{"start", "edgecore"},
 	} {
 		if r := h.run(t, commandBound, "sc.exe", args...); r.code != 0 {
-			t.Fatalf("sc.exe %s: exit %d\n%s", strings.Join(args, " "), r.code, r.out)
+			fatalf(t, "sc.exe %s: exit %d\n%s", strings.Join(args, " "), r.code, r.out)
 		}
 	}
 	begin := time.Now()
@@ -81,11 +81,11 @@ func TestWindowsTakeover(t *testing.T) {
 	// keadm v1.23 writes windowsService: true (see the stand-in above).
 	cfg = setWindowsService(t, cfg)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	before := j.imagePath()
 	if !strings.Contains(before, keadmCmdline) {
-		t.Fatalf("the service does not run keadm's command line:\n%s", before)
+		fatalf(t, "the service does not run keadm's command line:\n%s", before)
 	}
 
 	// The operator's copy of this build, elsewhere.
@@ -94,21 +94,21 @@ func TestWindowsTakeover(t *testing.T) {
 	dry := j.run([]string{"takeover", "--dry-run"}, 0)
 	for _, want := range []string{"Dry run", "node " + j.node, "modules.edged.windowsService from true to false", "modules.edgeHub.token from "} {
 		if !strings.Contains(dry.out, want) {
-			t.Errorf("the dry run does not say %q", want)
+			errorf(t, "the dry run does not say %q", want)
 		}
 	}
 	if strings.Contains(dry.out, j.token) {
-		t.Errorf("the dry run prints the join token")
+		errorf(t, "the dry run prints the join token")
 	}
 	if now := string(j.readFile(cfgPath)); now != cfg || j.imagePath() != before {
-		t.Fatalf("the dry run changed the host")
+		fatalf(t, "the dry run changed the host")
 	}
 
 	begin = time.Now()
 	r := j.run([]string{"takeover", "--timeout", "3m"}, -1)
 	if r.code != 0 || !strings.HasPrefix(lastLine(r.out), "result=success action=takeover from=keadm to=") {
 		j.dumpLog()
-		t.Fatalf("takeover: exit %d, last line %q", r.code, lastLine(r.out))
+		fatalf(t, "takeover: exit %d, last line %q", r.code, lastLine(r.out))
 	}
 	eventually(t, readyBound, "node Ready after the takeover", c.nodeReady(j.node, begin))
 	c.sameContainer(t, "kept", container, "takeover")
@@ -117,14 +117,14 @@ func TestWindowsTakeover(t *testing.T) {
 
 	after := string(j.readFile(cfgPath))
 	if strings.Contains(after, j.token) || !strings.Contains(after, "windowsService: false") {
-		t.Errorf("the configuration after the takeover:\n%s", after)
+		errorf(t, "the configuration after the takeover:\n%s", after)
 	}
 	if ours, theirs := j.readFile(build), j.readFile(h.drive(keadmExe)); !bytes.Equal(ours, theirs) {
-		t.Errorf("%s is not this build after the takeover", keadmExe)
+		errorf(t, "%s is not this build after the takeover", keadmExe)
 	}
 	status := j.imagePath()
 	if !strings.Contains(status, `"`+keadmExe+`" --config C:\etc\kubeedge\config\edgecore.yaml`) || strings.Contains(status, "--log-file") {
-		t.Errorf("the service's command line after the takeover:\n%s", status)
+		errorf(t, "the service's command line after the takeover:\n%s", status)
 	}
 	t.Logf("takeover: %s in %s; node %s Ready with pod kept in container %s", lastLine(r.out), fmtDur(r.duration), j.node, container)
 }
@@ -137,7 +137,7 @@ func setWindowsService(t *testing.T, cfg string) string {
 	}
 	i := strings.Index(cfg, "    hostnameOverride: ")
 	if i < 0 {
-		t.Fatalf("no edged section with hostnameOverride:\n%s", cfg)
+		fatalf(t, "no edged section with hostnameOverride:\n%s", cfg)
 	}
 	return cfg[:i] + "    windowsService: true\n" + cfg[i:]
 }
@@ -147,7 +147,7 @@ func (j *journey) imagePath() string {
 	j.t.Helper()
 	r := j.h.run(j.t, commandBound, "reg.exe", "query", `HKLM\System\CurrentControlSet\Services\edgecore`, "/v", "ImagePath")
 	if r.code != 0 {
-		j.t.Fatalf("reg query: exit %d\n%s", r.code, r.out)
+		fatalf(j.t, "reg query: exit %d\n%s", r.code, r.out)
 	}
 	return r.out
 }

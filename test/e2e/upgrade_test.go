@@ -66,7 +66,7 @@ func TestWindowsUpgrade(t *testing.T) {
 		t.Logf("edgecore.exe %s: exit %d after %s\n%s", strings.Join(s.args, " "), r.code, fmtDur(r.duration), indent(r.out))
 		if r.code != s.code || !strings.Contains(lastLine(r.out), s.result) {
 			j.dumpLog()
-			t.Fatalf("edgecore.exe %s: exit %d and last line %q; want exit %d and %q", s.args[0], r.code, lastLine(r.out), s.code, s.result)
+			fatalf(t, "edgecore.exe %s: exit %d and last line %q; want exit %d and %q", s.args[0], r.code, lastLine(r.out), s.code, s.result)
 		}
 		eventually(t, readyBound, "node Ready after "+s.args[0], c.nodeReady(j.node, begin))
 		j.runsKubeEdge(s.kubeedge)
@@ -99,16 +99,16 @@ func (j *journey) upgradeFromCloud(good, bad, goodV, goodKE, badKE string) {
 		}
 	}
 	if err := os.WriteFile(filepath.Join(repo, "SHA256SUMS"), []byte(sums), 0o644); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	settings := "repository: '" + winPath(repo) + `\edgecore-{version}-windows-amd64.zip'` + "\nhealthTimeout: 3m\n"
 	if err := os.WriteFile(j.h.drive(upgrade.SettingsPath(j.layout.GOOS, j.layout.ConfigFile)), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	j.c.startControllerManager(t)
 	client, err := kubeedgeclient.NewForConfig(j.c.rest)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	// A rolled-back upgrade ends as upstream's own nodes end it: the
 	// Upgrade action False with the reason, then RollBack True, which is
@@ -138,7 +138,7 @@ func (j *journey) upgradeFromCloud(good, bad, goodV, goodKE, badKE string) {
 			job.Spec.ImageDigestGetter = &opsv1.ImageDigestGetter{AMD64: jb.digest}
 		}
 		if _, err := client.OperationsV1alpha2().NodeUpgradeJobs().Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create NodeUpgradeJob %s: %v", jb.name, err)
+			fatalf(t, "create NodeUpgradeJob %s: %v", jb.name, err)
 		}
 		var last opsv1.NodeUpgradeJobStatus
 		if jb.confirm {
@@ -160,12 +160,12 @@ func (j *journey) upgradeFromCloud(good, bad, goodV, goodKE, badKE string) {
 		if !poll(upgradeBound, done) {
 			j.dumpLog()
 			j.dumpUpgradeLog()
-			t.Fatalf("NodeUpgradeJob %s did not end within %s; status %s", jb.name, upgradeBound, statusJSON(last))
+			fatalf(t, "NodeUpgradeJob %s did not end within %s; status %s", jb.name, upgradeBound, statusJSON(last))
 		}
 		t.Logf("NodeUpgradeJob %s: ended after %s\n%s", jb.name, fmtDur(time.Since(begin)), indent(statusJSON(last)))
 		fmt.Printf("e2e figures (windows edge): NodeUpgradeJob %s (confirmation %v) ended after %s\n", jb.name, jb.confirm, fmtDur(time.Since(begin)))
 		if len(last.NodeStatus) != 1 || last.NodeStatus[0].NodeName != j.node {
-			t.Fatalf("NodeUpgradeJob %s: node statuses %s, want one for %s", jb.name, statusJSON(last), j.node)
+			fatalf(t, "NodeUpgradeJob %s: node statuses %s, want one for %s", jb.name, statusJSON(last), j.node)
 		}
 		ns := last.NodeStatus[0]
 		var flow []string
@@ -175,15 +175,15 @@ func (j *journey) upgradeFromCloud(good, bad, goodV, goodKE, badKE string) {
 		if strings.Join(flow, " ") != strings.Join(jb.actions, " ") || ns.Phase != opsv1.NodeTaskPhaseSuccessful {
 			j.dumpLog()
 			j.dumpUpgradeLog()
-			t.Fatalf("NodeUpgradeJob %s: node phase %s, actions %v; want Successful, %v", jb.name, ns.Phase, flow, jb.actions)
+			fatalf(t, "NodeUpgradeJob %s: node phase %s, actions %v; want Successful, %v", jb.name, ns.Phase, flow, jb.actions)
 		}
 		// The versions the cloud shows are the job's own terms, KubeEdge
 		// versions: the current one is what the node runs now.
 		if ns.CurrentVersion != jb.kubeedge {
-			t.Errorf("NodeUpgradeJob %s: currentVersion %q (historicVersion %q), want %s, the KubeEdge version the node runs", jb.name, ns.CurrentVersion, ns.HistoricVersion, jb.kubeedge)
+			errorf(t, "NodeUpgradeJob %s: currentVersion %q (historicVersion %q), want %s, the KubeEdge version the node runs", jb.name, ns.CurrentVersion, ns.HistoricVersion, jb.kubeedge)
 		}
 		if len(jb.actions) == 5 && !strings.Contains(ns.ActionFlow[3].Reason, "rolled back to "+goodV) {
-			t.Fatalf("NodeUpgradeJob %s: the Upgrade action's reason %q does not say the node was rolled back", jb.name, ns.ActionFlow[3].Reason)
+			fatalf(t, "NodeUpgradeJob %s: the Upgrade action's reason %q does not say the node was rolled back", jb.name, ns.ActionFlow[3].Reason)
 		}
 		eventually(t, readyBound, "node Ready after "+jb.name, j.c.nodeReady(j.node, begin))
 		j.runsKubeEdge(jb.kubeedge)
@@ -213,20 +213,20 @@ func (j *journey) confirmUpgrade(client kubeedgeclient.Interface, name string, b
 	}
 	if !poll(upgradeBound, waiting) {
 		j.dumpLog()
-		t.Fatalf("NodeUpgradeJob %s: the node never showed WaitingConfirmation; status %s", name, statusJSON(last))
+		fatalf(t, "NodeUpgradeJob %s: the node never showed WaitingConfirmation; status %s", name, statusJSON(last))
 	}
 	shown := time.Since(begin)
 	// Nothing goes on without the operator.
 	time.Sleep(10 * time.Second)
 	if ok, _ := waiting(); !ok {
-		t.Fatalf("NodeUpgradeJob %s went on without a confirmation: %s", name, statusJSON(last))
+		fatalf(t, "NodeUpgradeJob %s went on without a confirmation: %s", name, statusJSON(last))
 	}
 	t.Logf("NodeUpgradeJob %s: waits for confirmation after %s\n%s", name, fmtDur(shown), indent(statusJSON(last)))
 	r := j.h.edgecore(t, time.Minute, "upgrade", "confirm", "--job", name)
 	t.Logf("edgecore.exe upgrade confirm: exit %d after %s\n%s", r.code, fmtDur(r.duration), indent(r.out))
 	if r.code != 0 || !strings.Contains(r.out, "edgecore took the confirmation") {
 		j.dumpLog()
-		t.Fatalf("edgecore.exe upgrade confirm: exit %d, output %q", r.code, r.out)
+		fatalf(t, "edgecore.exe upgrade confirm: exit %d, output %q", r.code, r.out)
 	}
 	fmt.Printf("e2e figures (windows edge): NodeUpgradeJob %s showed WaitingConfirmation %s after it was created; edgecore.exe upgrade confirm took %s\n", name, fmtDur(shown), fmtDur(r.duration))
 }
@@ -253,19 +253,19 @@ func copyFile(t *testing.T, src, dst string) string {
 	t.Helper()
 	in, err := os.Open(src)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	defer in.Close()
 	out, err := os.Create(dst)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	h := sha256.New()
 	if _, err := io.Copy(io.MultiWriter(out, h), in); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if err := out.Close(); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
