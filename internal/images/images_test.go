@@ -125,7 +125,7 @@ func TestScanRecognisesBothFormatsAndHashesTheFile(t *testing.T) {
 func TestScanRefusesWhatIsNoImageArchive(t *testing.T) {
 	many := make([]blob, MaxEntries+1)
 	for i := range many {
-		many[i] = blob{name: fmt.Sprintf("f%d", i)}
+		many[i] = blob{Name: fmt.Sprintf("f%d", i)}
 	}
 	for _, c := range []struct {
 		name string
@@ -135,9 +135,9 @@ func TestScanRefusesWhatIsNoImageArchive(t *testing.T) {
 	}{
 		{"too big", nil, MaxArchiveBytes + 1, "MaxArchiveBytes"},
 		{"not tar", []byte(strings.Repeat("not a tar file ", 100)), 0, "not a readable tar file"},
-		{"no metadata", writeTar(t, []blob{{"x", []byte("y")}}), 0, "neither manifest.json"},
-		{"layout without index", writeTar(t, []blob{{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)}}), 0, "without index.json"},
-		{"damaged manifest", writeTar(t, []blob{{"manifest.json", []byte(`{`)}}), 0, "manifest.json does not list"},
+		{"no metadata", writeTar(t, []blob{{Name: "x", Data: []byte("y")}}), 0, "neither manifest.json"},
+		{"layout without index", writeTar(t, []blob{{Name: "oci-layout", Data: []byte(`{"imageLayoutVersion":"1.0.0"}`)}}), 0, "without index.json"},
+		{"damaged manifest", writeTar(t, []blob{{Name: "manifest.json", Data: []byte(`{`)}}), 0, "manifest.json does not list"},
 		{"too many entries", writeTar(t, many), 0, "MaxEntries"},
 	} {
 		size := c.size

@@ -333,14 +333,14 @@ func (j *Join) Plan() steps.Plan {
 	}
 	// The runtime first, so that edgecore's service depends on
 	// containerd's and finds its CRI answering.
-	// The pod network between the runtime's files and its start: the
+	// The pod network between the runtime's service and its start: the
 	// started containerd finds its CNI configuration at once. With the
 	// host's runtime it comes after the configuration.
 	var rt []steps.Step
 	if j.rt != nil {
 		rt = j.rt.Steps()
 	}
-	if len(rt) > 0 {
+	for len(rt) > 0 && rt[0].Name != runtimeinstall.StepStart {
 		list = append(list, rt[0])
 		rt = rt[1:]
 	}

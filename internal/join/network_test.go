@@ -62,9 +62,15 @@ func TestJoinNetworkFailureUndoesEverything(t *testing.T) {
 	if err == nil {
 		t.Fatal("join succeeded without HNS")
 	}
-	mustContain(t, "error", err.Error(), "(write the pod network)", "rolled back: write the pod network, install the container runtime, write the configuration")
+	mustContain(t, "error", err.Error(), "(write the pod network)",
+		"rolled back: write the pod network, register the container runtime's service, install the container runtime, write the configuration")
 	if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
 		t.Errorf("after rollback the host has\n%v\nwant\n%v", after, before)
+	}
+	// containerd's service is registered before the network and removed
+	// with it, never started.
+	if want := []string{"install containerd", "uninstall containerd"}; !reflect.DeepEqual(w.services.calls, want) {
+		t.Errorf("service calls %v, want %v", w.services.calls, want)
 	}
 	if len(w.services.installed) != 0 {
 		t.Errorf("services left: %v", w.services.installed)

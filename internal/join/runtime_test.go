@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -129,7 +130,11 @@ func TestJoinDryRunShowsTheRuntimeAndChangesNothing(t *testing.T) {
 		`write the pod network: create or reuse the HNS network "edgecore-l2bridge" (L2Bridge, 10.244.2.0/24, gateway 10.244.2.1) on adapter "Ethernet"`,
 		"write "+cniL2Bridge+" (l2bridge network, plugin win-bridge, subnet 10.244.2.0/24); record it in "+cniNetRecord,
 		"install the container runtime: no container runtime on this host: the release's is installed: copy containerd v2.1.4, ctr and the runhcs shim v0.13.0",
-		"start the container runtime: install the service \"containerd\"")
+		"register the container runtime's service: install the service \"containerd\" (automatic start",
+		"write the pod network: create", `start the container runtime: start the service "containerd" and wait`)
+	if !regexp.MustCompile(`(?s)register the container runtime's service.*write the pod network.*start the container runtime`).MatchString(out.String()) {
+		t.Errorf("the dry run does not register containerd's service, write the network, and start containerd in that order:\n%s", out.String())
+	}
 	if after := w.fs.paths(); !reflect.DeepEqual(before, after) || len(w.services.calls) != 0 || len(w.hns.calls) != 0 {
 		t.Errorf("the dry run changed the host: %v %v %v", after, w.services.calls, w.hns.calls)
 	}
@@ -210,7 +215,7 @@ func TestJoinFailureRemovesTheInstalledRuntime(t *testing.T) {
 	if err == nil {
 		t.Fatal("join succeeded")
 	}
-	mustContain(t, "error", err.Error(), "rolled back: install and start the service, start the container runtime, write the pod network, install the container runtime")
+	mustContain(t, "error", err.Error(), "rolled back: install and start the service, write the pod network, register the container runtime's service, install the container runtime")
 	if len(w.hns.networks) != 0 || len(w.hns.endpoints) != 0 {
 		t.Errorf("HNS objects left: %v %v", w.hns.networks, w.hns.endpoints)
 	}

@@ -102,7 +102,8 @@ type Installer struct {
 	// install is false when the host keeps its own runtime.
 	install bool
 	rec     Record
-	started bool
+	// registered is true once the service is installed, until it is removed.
+	registered bool
 }
 
 // Decide works out, reading the host only, whether to install the bundled
@@ -239,8 +240,9 @@ func (in *Installer) serviceConfig() service.Config {
 
 // Step names.
 const (
-	StepFiles = "install the container runtime"
-	StepStart = "start the container runtime"
+	StepFiles   = "install the container runtime"
+	StepService = "register the container runtime's service"
+	StepStart   = "start the container runtime"
 )
 
 // Steps are the installation as plan steps, to run before edgecore's
@@ -263,11 +265,17 @@ func (in *Installer) Steps() []steps.Step {
 			Undo: in.removeFiles,
 		},
 		{
-			Name: StepStart,
-			Description: fmt.Sprintf("install the service %q (automatic start, restarted after a failure, a host shutdown waits up to %v for it) running %s, start it and wait up to %v for its CRI at %s",
-				ServiceName, preShutdown, cmdline, in.o.Timeout, in.o.Endpoint),
-			Do:   in.start,
+			Name: StepService,
+			Description: fmt.Sprintf("install the service %q (automatic start, restarted after a failure, a host shutdown waits up to %v for it) running %s",
+				ServiceName, preShutdown, cmdline),
+			Do:   in.register,
 			Undo: in.uninstall,
+		},
+		{
+			// Undone by the service's removal, which stops it.
+			Name:        StepStart,
+			Description: fmt.Sprintf("start the service %q and wait up to %v for its CRI at %s", ServiceName, in.o.Timeout, in.o.Endpoint),
+			Do:          in.start,
 		},
 	}
 }
@@ -379,22 +387,24 @@ func removeRecorded(h Host, rec Record, out io.Writer, recordFile string) error 
 	return errors.Join(errs...)
 }
 
-func (in *Installer) start(ctx context.Context, out io.Writer) error {
+func (in *Installer) register(_ context.Context, out io.Writer) error {
 	c := in.serviceConfig()
 	warnings, err := in.h.Services.Install(c)
 	if err != nil {
 		return err
 	}
-	in.started = true
+	in.registered = true
 	in.rec.Service = c.Name
 	for _, w := range warnings {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
 	cmdline, _ := c.CommandLine()
 	fmt.Fprintf(out, "installed service %q: %s\n", c.Name, cmdline)
-	if err := in.writeRecord(out); err != nil {
-		return err
-	}
+	return in.writeRecord(out)
+}
+
+func (in *Installer) start(ctx context.Context, out io.Writer) error {
+	c := in.serviceConfig()
 	if err := in.h.Services.Start(c.Name); err != nil {
 		return steps.WithFix(err, "read "+ospath.Join(in.goos, in.o.Layout.ContainerdDir, "containerd.log")+
 			", or run `"+c.Executable+" --config \""+in.o.Layout.ContainerdConfigFile+"\"` in a console to see the error")
@@ -427,14 +437,14 @@ func WaitCRI(ctx context.Context, h Host, endpoint string, timeout time.Duration
 }
 
 func (in *Installer) uninstall(out io.Writer) error {
-	if !in.started {
+	if !in.registered {
 		return nil
 	}
 	err := in.h.Services.Uninstall(ServiceName)
 	if err != nil && !errors.Is(err, service.ErrNotInstalled) {
 		return err
 	}
-	in.started = false
+	in.registered = false
 	in.rec.Service = ""
 	fmt.Fprintf(out, "stopped and removed service %q\n", ServiceName)
 	return nil

@@ -119,14 +119,17 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 		}
 	}
 
-	err = st[1].Do(ctx, &out)
+	if err := st[1].Do(ctx, &out); err != nil {
+		t.Fatalf("%s: %v\n%s", st[1].Name, err, out.String())
+	}
 	svc, qerr := service.Query(runtimeinstall.ServiceName)
 	if qerr != nil || !svc.Installed || svc.StartType != service.StartAutomatic || !strings.Contains(svc.CommandLine, "--run-service") {
 		t.Errorf("the containerd service: %+v %v", svc, qerr)
 	}
+	err = st[2].Do(ctx, &out)
 	if !errors.Is(err, errWineStart) {
 		if err != nil {
-			t.Fatalf("%s: %v\n%s", st[1].Name, err, out.String())
+			t.Fatalf("%s: %v\n%s", st[2].Name, err, out.String())
 		}
 		return // Windows: the service itself answered the CRI.
 	}
