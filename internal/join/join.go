@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
@@ -473,7 +474,7 @@ func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 		{"the node certificate of an earlier join", hub.TLSCertFile},
 		{"the node key of an earlier join", hub.TLSPrivateKeyFile},
 	} {
-		ok, err := exists(j.sys.FS, f.path)
+		ok, err := hostfs.Exists(j.sys.FS, f.path)
 		if err != nil {
 			return err
 		}
@@ -533,7 +534,7 @@ func (j *Join) removeDirs(out io.Writer) error {
 			}
 			continue
 		}
-		if err := RemoveTree(j.sys.FS, j.goos, d); err != nil {
+		if err := hostfs.RemoveTree(j.sys.FS, j.goos, d); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -588,7 +589,7 @@ func (j *Join) installService(_ context.Context, out io.Writer) error {
 	// Files that exist now (a database kept by `reset --keep-data`) are
 	// the operator's; only those the service creates are undone.
 	for _, f := range j.serviceFiles() {
-		ok, err := exists(j.sys.FS, f)
+		ok, err := hostfs.Exists(j.sys.FS, f)
 		if err != nil {
 			return err
 		}

@@ -174,7 +174,7 @@ func (o *ResetOptions) Complete(d *deps.Dependencies) error {
 		if o.NetworkOf == nil {
 			return errors.New("--network: this build cannot remove cni-config's network")
 		}
-		o.Network = o.NetworkOf(d.Layout)
+		o.Network = o.NetworkOf(d)
 	}
 	return nil
 }

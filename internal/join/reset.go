@@ -13,6 +13,8 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -38,9 +40,9 @@ type ResetOptions struct {
 	// Network, when set, removes the HNS network and endpoint that
 	// cni-config created, before the empty directories are removed.
 	Network NetworkRemover
-	// NetworkOf makes Network for the node's layout; the command sets it
-	// (podnet.HostRemover).
-	NetworkOf func(config.Layout) NetworkRemover
+	// NetworkOf makes Network for the process's dependencies; the
+	// command sets it (podnet.HostRemover).
+	NetworkOf func(*deps.Dependencies) NetworkRemover
 }
 
 // NetworkRemover removes the pod network cni-config created, and only that
@@ -177,7 +179,7 @@ func newReset(o ResetOptions, sys System, out io.Writer) *reset {
 		}
 	}
 	r := &reset{o: o, sys: sys, goos: o.Host.GOOS, layout: config.NewLayout(o.Host)}
-	ok, err := exists(sys.FS, o.ConfigFile)
+	ok, err := hostfs.Exists(sys.FS, o.ConfigFile)
 	if err == nil && ok {
 		r.cfg, err = sys.LoadConfig(o.ConfigFile)
 	}
@@ -456,7 +458,7 @@ func (r *reset) removeService(_ context.Context, out io.Writer) error {
 func (r *reset) configStep() steps.Step {
 	step := steps.Step{Name: "remove the configuration"}
 	if !r.loaded {
-		ok, err := exists(r.sys.FS, r.o.ConfigFile)
+		ok, err := hostfs.Exists(r.sys.FS, r.o.ConfigFile)
 		if err != nil || ok {
 			why := fmt.Sprintf("keep %s: it could not be read as a configuration, so it may be any file; look at it and remove it yourself", r.o.ConfigFile)
 			step.Description = why
@@ -511,12 +513,12 @@ func (r *reset) removeTrees(out io.Writer, dirs []string) error {
 			errs = append(errs, linkErr(d, link, err))
 			continue
 		}
-		ok, err := exists(r.sys.FS, d)
+		ok, err := hostfs.Exists(r.sys.FS, d)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if err := RemoveTree(r.sys.FS, r.goos, d); err != nil {
+		if err := hostfs.RemoveTree(r.sys.FS, r.goos, d); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -568,7 +570,7 @@ func (r *reset) removeFiles(out io.Writer, files []named) error {
 func (r *reset) removeEmptyDirs(_ context.Context, out io.Writer) error {
 	var errs []error
 	for _, d := range r.emptyDirs() {
-		ok, err := exists(r.sys.FS, d)
+		ok, err := hostfs.Exists(r.sys.FS, d)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -17,7 +18,7 @@ import (
 // The commands pass the real functions; tests pass fakes and check what
 // was called.
 type System struct {
-	FS FS
+	FS hostfs.FS
 	// Reach reports whether cloudcore answers at host:port.
 	Reach config.Reach
 	// Elevated reports whether the process runs as an elevated
