@@ -25,6 +25,10 @@ import (
 
 // fakeServices is the service manager.
 type fakeServices struct {
+	// Services is nil: join and reset only install, start and delete
+	// services, so Query, Stop and SetCommandLine, left to it, panic and
+	// fail the test.
+	deps.Services
 	mu           sync.Mutex
 	installed    map[string]service.Config
 	running      map[string]bool
