@@ -379,6 +379,7 @@ func (w *world) options() Options {
 		LogFile:    logFile,
 		Timeout:    2 * time.Minute,
 		Host:       w.host,
+		Layout:     config.NewLayout(w.host),
 		Network:    NetworkOptions(&deps.Dependencies{Host: w.host, Layout: config.NewLayout(w.host)}),
 	}
 }

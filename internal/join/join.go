@@ -52,6 +52,8 @@ type Options struct {
 	Timeout time.Duration
 	// Host is the machine joining, including the node IP.
 	Host config.Host
+	// Layout is the node's directories and files on Host (deps.Layout).
+	Layout config.Layout
 	// ServiceName defaults to service.DefaultName.
 	ServiceName string
 	// DryRun prints the plan and changes nothing.
@@ -94,7 +96,7 @@ const (
 
 // kubeEdgeDir holds the configuration, the node's key and certificates.
 // Join restricts it to SYSTEM and Administrators.
-func (j *Join) kubeEdgeDir() string { return config.NewLayout(j.o.Host).KubeEdgeDir }
+func (j *Join) kubeEdgeDir() string { return j.o.Layout.KubeEdgeDir }
 
 // Join is a join whose inputs have been checked, ready to print or run.
 type Join struct {
@@ -239,7 +241,7 @@ func (j *Join) prepare(c *v1alpha2.EdgeCoreConfig, rewrites []config.Rewrite) er
 	}
 	// With the executable: the service must not run a binary others
 	// may replace.
-	l := config.NewLayout(o.Host)
+	l := o.Layout
 	l.LogDir = ospath.Dir(j.goos, o.LogFile)
 	files := protect.ConfigFiles(o.ConfigFile, upgrade.SettingsPath(j.goos, o.ConfigFile))
 	if j.protected, err = protect.Targets(c, l, o.Executable, files...); err != nil {
@@ -375,7 +377,7 @@ func (j *Join) Plan() steps.Plan {
 // runtimeinstall); a refusal is reported as the failure of join's first
 // step.
 func (j *Join) decideRuntime(ctx context.Context) error {
-	l := config.NewLayout(j.o.Host)
+	l := j.o.Layout
 	rt, err := runtimeinstall.Decide(ctx, runtimeinstall.Options{
 		Layout:       l,
 		ReleaseDir:   ospath.Dir(j.goos, j.o.Executable),

@@ -46,7 +46,7 @@ func (j *Join) decideNetwork() error {
 	fail := func(err error) error {
 		return &steps.StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err, Fix: steps.Fix(err)}
 	}
-	l := config.NewLayout(j.o.Host)
+	l := j.o.Layout
 	if n.Mode == "" {
 		// The offline network: win-bridge is in the bundle, Microsoft's
 		// nat.exe is not (docs/runtime.md).

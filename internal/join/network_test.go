@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -98,7 +99,7 @@ func TestJoinHostRuntimeWritesTheNetworkOnlyWhenAsked(t *testing.T) {
 	// With the host's runtime the plugin is the operator's: no check.
 	mustContain(t, "output", out.String(), "] write the pod network", "wrote "+cniNAT, ctrdConfig+" already points containerd at "+cniConfDir+" and "+cniBinDir)
 	out.Reset()
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "reset output", out.String(), "removed "+cniNAT, "removed "+cniNetRecord,
@@ -115,7 +116,7 @@ func TestResetLeavesTheNetworkCNIConfigWrote(t *testing.T) {
 	w.fs.AddFile(cniNAT, `{"type": "nat"}`)
 	w.fs.AddFile(cniNetRecord, `{"mode": "nat", "cniConfFile": "`+strings.ReplaceAll(cniNAT, `\`, `\\`)+`", "cniBinDir": ""}`)
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	if !w.fs.Has(cniNAT) || !w.fs.Has(cniNetRecord) {
@@ -125,7 +126,7 @@ func TestResetLeavesTheNetworkCNIConfigWrote(t *testing.T) {
 	w.fs.AddFile(cniNetRecord, `{"mode": "nat", "writtenBy": "join", "cniConfFile": "C:\\Windows\\win.ini", "cniBinDir": ""}`)
 	w.fs.AddFile(`C:\Windows\win.ini`, "[fonts]")
 	out.Reset()
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "reset output", out.String(), `kept the CNI configuration:`, `outside `+cniConfDir)
@@ -177,7 +178,7 @@ func TestJoinRefusesACNIConfigInTheWay(t *testing.T) {
 func resetForce(t *testing.T, w *world) {
 	t.Helper()
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 }

@@ -32,8 +32,10 @@ type ResetOptions struct {
 	// Force resets without asking (--force).
 	Force bool
 	// DryRun prints what reset would remove and changes nothing.
-	DryRun      bool
-	Host        config.Host
+	DryRun bool
+	Host   config.Host
+	// Layout is the node's directories and files on Host (deps.Layout).
+	Layout      config.Layout
 	ServiceName string
 	// RemoveNetwork is --network; Complete then sets Network.
 	RemoveNetwork bool
@@ -178,7 +180,7 @@ func newReset(o ResetOptions, sys System, out io.Writer) *reset {
 			*p = ospath.Clean(o.Host.GOOS, *p)
 		}
 	}
-	r := &reset{o: o, sys: sys, goos: o.Host.GOOS, layout: config.NewLayout(o.Host)}
+	r := &reset{o: o, sys: sys, goos: o.Host.GOOS, layout: o.Layout}
 	ok, err := hostfs.Exists(sys.FS, o.ConfigFile)
 	if err == nil && ok {
 		r.cfg, err = sys.LoadConfig(o.ConfigFile)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -34,7 +35,7 @@ func joined(t *testing.T) *world {
 }
 
 func (w *world) resetOptions() ResetOptions {
-	return ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Host: w.host, Force: true}
+	return ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Host: w.host, Layout: config.NewLayout(w.host), Force: true}
 }
 
 var resetStepNames = []string{

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -86,7 +87,7 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 	// reset takes away what join installed, and only that.
 	w.fs.AddFile(ctrdDir+`\containerd.log`, "containerd's own log")
 	out.Reset()
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "reset output", out.String(), "remove the pod network join wrote", "removed "+cniL2Bridge,
@@ -240,7 +241,7 @@ func TestResetLeavesAContainerdJoinDidNotInstall(t *testing.T) {
 	w.services.installed["containerd"] = service.Config{Name: "containerd"}
 	w.fs.AddFile(ctrdExe, "the operator's")
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	if _, ok := w.services.installed["containerd"]; !ok || !w.fs.Has(ctrdExe) {
@@ -254,7 +255,7 @@ func TestResetKeepsContainerdWhenTheRecordNamesOtherPaths(t *testing.T) {
 	w.services.installed["containerd"] = service.Config{Name: "containerd"}
 	w.fs.AddFile(installRecord, `{"service": "containerd", "files": ["C:\\Windows\\System32\\kernel32.dll"], "dirs": []}`)
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "output", out.String(), `kept containerd:`, `outside C:\Program Files\containerd`)
