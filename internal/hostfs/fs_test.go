@@ -12,10 +12,13 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs/hostfstest"
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 func TestRemoveTreeOnTheHostKeepsLinkTargets(t *testing.T) {
-	dir := t.TempDir()
+	// testdir rather than t.TempDir: Wine cannot remove what the latter
+	// made (os.RemoveAll fails with "Invalid function").
+	dir := testdir.New(t, "hostfs-test-")
 	root := filepath.Join(dir, "kubelet")
 	outside := filepath.Join(dir, "volume")
 	for _, d := range []string{filepath.Join(root, "pods", "a", "volumes"), filepath.Join(root, "plugins"), outside} {
@@ -105,7 +108,9 @@ func TestRemoveTreeRemovesALinkNotItsTarget(t *testing.T) {
 }
 
 func TestTailReadsFromTheOffsetAndRestartsAfterRotation(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "edgecore.log")
+	// testdir rather than t.TempDir: Wine cannot remove what the
+	// latter made (os.RemoveAll fails with "Invalid function").
+	p := filepath.Join(testdir.New(t, "hostfs-test-"), "edgecore.log")
 	if err := os.WriteFile(p, []byte("old line\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
