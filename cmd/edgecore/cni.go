@@ -39,7 +39,7 @@ func newCNIConfigCommand(d *deps.Dependencies) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return podnet.Configure(out, *o, podnet.HostEnv(d.Layout))
+			return podnet.Configure(out, *o, podnet.HostEnv(d))
 		},
 	}
 	o.AddFlags(cmd.Flags())

@@ -65,7 +65,7 @@ func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 // IP completed, says) with its files, services and ACLs.
 func hostSystem(d *deps.Dependencies, host config.Host) join.System {
 	return join.System{
-		FS:       join.OSFS{},
+		FS:       d.FS,
 		Reach:    config.DialReach(reachTimeout),
 		Elevated: d.Probes.Elevated,
 		WriteConfig: func(path string, data []byte) error {
@@ -82,6 +82,6 @@ func hostSystem(d *deps.Dependencies, host config.Host) join.System {
 		Clock:        d.Clock,
 		Runtime:      runtimeinstall.OSHost(d),
 		ImportImages: images.ImportFolders(d),
-		PodNet:       join.PodNetHost{Facts: podnet.SystemFacts(), Env: podnet.HostEnv(d.Layout)},
+		PodNet:       join.PodNetHost{Facts: podnet.SystemFacts(), Env: podnet.HostEnv(d)},
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
@@ -16,7 +15,7 @@ import (
 // wrote, and leaves containerd and the CNI configuration alone.
 func newResetCommand(d *deps.Dependencies) *cobra.Command {
 	o := join.NewResetOptions(d)
-	o.NetworkOf = func(l config.Layout) join.NetworkRemover { return podnet.HostRemover(l) }
+	o.NetworkOf = func(d *deps.Dependencies) join.NetworkRemover { return podnet.HostRemover(d) }
 	cmd := &cobra.Command{
 		Use:   "reset",
 		Short: "Remove the edgecore service and what join set up on this host",

@@ -1,7 +1,7 @@
 // Package deps is the process's dependencies in one value, as the kubelet
 // has its Dependencies: the host's facts, the node's layout, the host
-// probes, the clock, ACL access, the service manager and the path of this
-// program. main builds it once (ForHost); every command and the node take
+// probes, the clock, the file system, ACL access, the service manager and
+// the path of this program. main builds it once (ForHost); every command and the node take
 // it, and tests pass one made of fakes. Nothing else in the process looks
 // these up for itself.
 package deps
@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -25,6 +26,8 @@ type Dependencies struct {
 	// Probes read the host's facts (hostprobe.Host outside tests).
 	Probes hostprobe.Set
 	Clock  clock.Clock
+	// FS is the file system (hostfs.OS outside tests).
+	FS hostfs.FS
 	// ACLs read and set the owners and ACLs of the node's files
 	// (protect.HostACLs outside tests).
 	ACLs protect.Host
@@ -37,7 +40,8 @@ type Dependencies struct {
 }
 
 // ForHost is the running host's dependencies: host as config.CurrentHost
-// read it, the real probes, clock, ACLs and service manager, and exe and
+// read it, the real probes, clock, file system, ACLs and service manager,
+// and exe and
 // exeErr as os.Executable returned them.
 func ForHost(host config.Host, exe string, exeErr error) *Dependencies {
 	return &Dependencies{
@@ -45,6 +49,7 @@ func ForHost(host config.Host, exe string, exeErr error) *Dependencies {
 		Layout:        config.NewLayout(host),
 		Probes:        hostprobe.Host(),
 		Clock:         clock.Real{},
+		FS:            hostfs.OS{},
 		ACLs:          protect.HostACLs(),
 		Services:      WindowsServices{},
 		Executable:    exe,

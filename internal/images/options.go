@@ -17,7 +17,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
-	"github.com/kubeedge-windows/edgecore/internal/upgrade"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 )
 
 // ImportOptions are the inputs of `edgecore.exe images import PATH...`.
@@ -104,19 +104,19 @@ func HostImporter(d *deps.Dependencies, endpoint, snapshotter string) *Importer 
 		Connect:    Containerd(endpoint, snapshotter),
 		Trusted:    Access(d.Host.GOOS, d.ACLs),
 		RecordPath: d.Layout.ImagesRecord,
-		WriteFile:  recordWriter(d.Host.GOOS),
+		WriteFile:  recordWriter(d.Host.GOOS, d.FS),
 	}
 }
 
 // recordWriter replaces the record durably. Before join there is no
 // kubeedge directory, and no record is kept: join creates the directory
 // restricted, which a record written first would not be.
-func recordWriter(goos string) func(path string, data []byte) error {
+func recordWriter(goos string, fsys hostfs.FS) func(path string, data []byte) error {
 	return func(path string, data []byte) error {
-		if _, err := os.Stat(ospath.Dir(goos, path)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := fsys.Stat(ospath.Dir(goos, path)); errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return upgrade.OSFS{}.WriteFile(path, data)
+		return fsys.WriteFile(path, data)
 	}
 }
 

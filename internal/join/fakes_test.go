@@ -2,12 +2,9 @@ package join
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +15,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs/hostfstest"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
@@ -25,220 +23,12 @@ import (
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
-// fakeFS is a Windows file system in a map, keyed by path as written.
-// Every change is recorded in changes, so that a test can tell that
-// nothing was touched.
-type fakeFS struct {
-	mu         sync.Mutex
-	goos       string
-	nodes      map[string]*fakeNode
-	changes    []string
-	failMkdir  map[string]error
-	failRemove map[string]error
-}
-
-type fakeNode struct {
-	dir  bool
-	link bool
-	data []byte
-}
-
-func newFakeFS(goos string) *fakeFS {
-	f := &fakeFS{goos: goos, nodes: map[string]*fakeNode{}, failMkdir: map[string]error{}, failRemove: map[string]error{}}
-	if goos == config.Windows {
-		f.nodes[`C:\`] = &fakeNode{dir: true}
-	} else {
-		f.nodes["/"] = &fakeNode{dir: true}
-	}
-	return f
-}
-
-func notExist(op, path string) error { return &fs.PathError{Op: op, Path: path, Err: fs.ErrNotExist} }
-
-// mkdirAll and write set up a host before the test; they are not
-// recorded as changes.
-func (f *fakeFS) mkdirAll(path string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, a := range ospath.Ancestors(f.goos, path) {
-		if _, ok := f.nodes[a]; !ok {
-			f.nodes[a] = &fakeNode{dir: true}
-		}
-	}
-}
-
-func (f *fakeFS) write(path, data string) {
-	f.mkdirAll(ospath.Dir(f.goos, path))
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.nodes[path] = &fakeNode{data: []byte(data)}
-}
-
-func (f *fakeFS) appendTo(path, data string) {
-	f.mkdirAll(ospath.Dir(f.goos, path))
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, ok := f.nodes[path]
-	if !ok {
-		n = &fakeNode{}
-		f.nodes[path] = n
-	}
-	n.data = append(n.data, data...)
-}
-
-func (f *fakeFS) has(path string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_, ok := f.nodes[path]
-	return ok
-}
-
-func (f *fakeFS) content(path string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if n, ok := f.nodes[path]; ok {
-		return string(n.data)
-	}
-	return ""
-}
-
-// paths lists everything, sorted, for comparing a host before and after.
-func (f *fakeFS) paths() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []string
-	for p := range f.nodes {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (f *fakeFS) record(format string, args ...interface{}) {
-	f.changes = append(f.changes, fmt.Sprintf(format, args...))
-}
-
-type fakeInfo struct {
-	name string
-	n    *fakeNode
-}
-
-func (i fakeInfo) Name() string { return i.name }
-func (i fakeInfo) Size() int64  { return int64(len(i.n.data)) }
-func (i fakeInfo) Mode() fs.FileMode {
-	switch {
-	case i.n.link:
-		return fs.ModeSymlink
-	case i.n.dir:
-		return fs.ModeDir
-	}
-	return 0
-}
-func (i fakeInfo) ModTime() time.Time { return time.Time{} }
-func (i fakeInfo) IsDir() bool        { return i.n.dir && !i.n.link }
-func (i fakeInfo) Sys() interface{}   { return nil }
-
-func (f *fakeFS) base(p string) string {
-	d := ospath.Dir(f.goos, p)
-	return strings.TrimPrefix(strings.TrimPrefix(p, d), ospath.Separator(f.goos))
-}
-
-func (f *fakeFS) Lstat(path string) (fs.FileInfo, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, ok := f.nodes[path]
-	if !ok {
-		return nil, notExist("lstat", path)
-	}
-	return fakeInfo{name: f.base(path), n: n}, nil
-}
-
-func (f *fakeFS) Mkdir(path string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.failMkdir[path]; err != nil {
-		return &fs.PathError{Op: "mkdir", Path: path, Err: err}
-	}
-	if _, ok := f.nodes[path]; ok {
-		return &fs.PathError{Op: "mkdir", Path: path, Err: fs.ErrExist}
-	}
-	if p, ok := f.nodes[ospath.Dir(f.goos, path)]; !ok || !p.dir {
-		return notExist("mkdir", path)
-	}
-	f.nodes[path] = &fakeNode{dir: true}
-	f.record("mkdir %s", path)
-	return nil
-}
-
-func (f *fakeFS) children(path string) []string {
-	var out []string
-	for p := range f.nodes {
-		if p != path && ospath.Dir(f.goos, p) == path {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (f *fakeFS) ReadDir(path string) ([]fs.DirEntry, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, ok := f.nodes[path]
-	if !ok {
-		return nil, notExist("readdir", path)
-	}
-	if !n.dir || n.link {
-		return nil, &fs.PathError{Op: "readdir", Path: path, Err: errors.New("not a directory")}
-	}
-	var out []fs.DirEntry
-	for _, c := range f.children(path) {
-		out = append(out, fs.FileInfoToDirEntry(fakeInfo{name: f.base(c), n: f.nodes[c]}))
-	}
-	return out, nil
-}
-
-func (f *fakeFS) Remove(path string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.failRemove[path]; err != nil {
-		return &fs.PathError{Op: "remove", Path: path, Err: err}
-	}
-	n, ok := f.nodes[path]
-	if !ok {
-		return notExist("remove", path)
-	}
-	if n.dir && !n.link && len(f.children(path)) > 0 {
-		return &fs.PathError{Op: "remove", Path: path, Err: errors.New("directory not empty")}
-	}
-	delete(f.nodes, path)
-	f.record("remove %s", path)
-	return nil
-}
-
-func (f *fakeFS) ReadFile(path string) ([]byte, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, ok := f.nodes[path]
-	if !ok {
-		return nil, notExist("open", path)
-	}
-	return append([]byte(nil), n.data...), nil
-}
-
-func (f *fakeFS) Tail(path string, offset int64) ([]byte, int64, error) {
-	data, err := f.ReadFile(path)
-	if err != nil {
-		return nil, offset, err
-	}
-	if int64(len(data)) < offset {
-		offset = 0
-	}
-	return data[offset:], int64(len(data)), nil
-}
-
 // fakeServices is the service manager.
 type fakeServices struct {
+	// Services is nil: join and reset only install, start and delete
+	// services, so Query, Stop and SetCommandLine, left to it, panic and
+	// fail the test.
+	deps.Services
 	mu           sync.Mutex
 	installed    map[string]service.Config
 	running      map[string]bool
@@ -370,7 +160,7 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 type world struct {
 	t        *testing.T
 	host     config.Host
-	fs       *fakeFS
+	fs       *hostfstest.FS
 	services *fakeServices
 	clock    *fakeClock
 	elevated bool
@@ -405,7 +195,7 @@ func newWorld(t *testing.T) *world {
 	return &world{
 		t:        t,
 		host:     config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.20.30.40"},
-		fs:       newFakeFS(config.Windows),
+		fs:       hostfstest.New(config.Windows),
 		services: &fakeServices{installed: map[string]service.Config{}, running: map[string]bool{}},
 		clock:    &fakeClock{now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)},
 		elevated: true,
@@ -432,16 +222,14 @@ func (w *world) system0() System {
 		},
 		Elevated: func() (bool, error) { return w.elevated, w.elevErr },
 		WriteConfig: func(path string, data []byte) error {
-			if w.fs.has(path) {
+			if w.fs.Has(path) {
 				return fmt.Errorf("%s already exists: pass --force to replace it", path)
 			}
-			if !w.fs.has(ospath.Dir(config.Windows, path)) {
-				return notExist("open", path)
+			if !w.fs.Has(ospath.Dir(config.Windows, path)) {
+				return hostfstest.NotExist("open", path)
 			}
-			w.fs.write(path, string(data))
-			w.fs.mu.Lock()
-			w.fs.record("write %s", path)
-			w.fs.mu.Unlock()
+			w.fs.AddFile(path, string(data))
+			w.fs.Record("write %s", path)
 			return nil
 		},
 		LoadConfig: func(path string) (*v1alpha2.EdgeCoreConfig, error) {
@@ -461,13 +249,13 @@ func (w *world) system0() System {
 		},
 		RemoveToken: func(path string) error {
 			w.removeTok = append(w.removeTok, path)
-			w.fs.write(path, tokenLine.ReplaceAllString(w.fs.content(path), `$1 ""`))
+			w.fs.AddFile(path, tokenLine.ReplaceAllString(w.fs.Content(path), `$1 ""`))
 			return nil
 		},
 		Protect: protect.Host{
 			Read: func(path string) (acl.Security, error) {
-				if !w.fs.has(path) {
-					return acl.Security{}, notExist("read", path)
+				if !w.fs.Has(path) {
+					return acl.Security{}, hostfstest.NotExist("read", path)
 				}
 				sddl, ok := w.sddl[path]
 				if !ok {
@@ -486,12 +274,10 @@ func (w *world) system0() System {
 			},
 			Restrict: func(root string) error {
 				w.acl = append(w.acl, root)
-				w.fs.mu.Lock()
-				w.fs.record("restrict %s", root)
-				w.fs.mu.Unlock()
+				w.fs.Record("restrict %s", root)
 				return w.aclErr
 			},
-			Exists: func(path string) (bool, error) { return w.fs.has(path), nil },
+			Exists: func(path string) (bool, error) { return w.fs.Has(path), nil },
 			Mkdir: func(path, sddl string) error {
 				if err := w.fs.Mkdir(path); err != nil {
 					return err
@@ -523,20 +309,20 @@ func (w *world) runtimeHost() runtimeinstall.Host {
 			if err != nil {
 				return err
 			}
-			if w.fs.has(dst) {
+			if w.fs.Has(dst) {
 				return fmt.Errorf("%s exists", dst)
 			}
-			w.fs.write(dst, string(data))
+			w.fs.AddFile(dst, string(data))
 			return nil
 		},
 		WriteNew: func(p string, data []byte) error {
-			if w.fs.has(p) {
+			if w.fs.Has(p) {
 				return fmt.Errorf("%s exists", p)
 			}
-			if !w.fs.has(ospath.Dir(config.Windows, p)) {
-				return notExist("open", p)
+			if !w.fs.Has(ospath.Dir(config.Windows, p)) {
+				return hostfstest.NotExist("open", p)
 			}
-			w.fs.write(p, string(data))
+			w.fs.AddFile(p, string(data))
 			return nil
 		},
 		Remove:   w.fs.Remove,
@@ -593,6 +379,7 @@ func (w *world) options() Options {
 		LogFile:    logFile,
 		Timeout:    2 * time.Minute,
 		Host:       w.host,
+		Layout:     config.NewLayout(w.host),
 		Network:    NetworkOptions(&deps.Dependencies{Host: w.host, Layout: config.NewLayout(w.host)}),
 	}
 }
@@ -603,15 +390,15 @@ func (w *world) options() Options {
 func (w *world) edgecoreIssues(blanks bool) {
 	w.services.onStart = func() {
 		w.clock.after(2*time.Second, func() {
-			w.fs.write(caFile, "CA")
-			w.fs.write(certFile, "CERT")
-			w.fs.write(keyFile, "KEY")
-			w.fs.write(dbFile, "DB")
+			w.fs.AddFile(caFile, "CA")
+			w.fs.AddFile(certFile, "CERT")
+			w.fs.AddFile(keyFile, "KEY")
+			w.fs.AddFile(dbFile, "DB")
 			if blanks {
-				w.fs.write(cfgFile, tokenLine.ReplaceAllString(w.fs.content(cfgFile), `$1 ""`))
+				w.fs.AddFile(cfgFile, tokenLine.ReplaceAllString(w.fs.Content(cfgFile), `$1 ""`))
 			}
 		})
-		w.clock.after(4*time.Second, func() { w.fs.appendTo(logFile, logLineConnected) })
+		w.clock.after(4*time.Second, func() { w.fs.AppendFile(logFile, logLineConnected) })
 	}
 }
 
@@ -623,9 +410,9 @@ func (w *world) edgecoreIssues(blanks bool) {
 func (w *world) edgecorePanics(panicText string) {
 	w.services.onStart = func() {
 		w.clock.after(2*time.Second, func() {
-			w.fs.write(dbFile, "DB")
-			w.fs.appendTo(logFile, "I0102 03:04:06.000000    4321 certmanager.go:80] Reuse the token to obtain the certificate\n")
-			w.fs.write(panicFile, panicText)
+			w.fs.AddFile(dbFile, "DB")
+			w.fs.AppendFile(logFile, "I0102 03:04:06.000000    4321 certmanager.go:80] Reuse the token to obtain the certificate\n")
+			w.fs.AddFile(panicFile, panicText)
 		})
 	}
 }
@@ -633,8 +420,8 @@ func (w *world) edgecorePanics(panicText string) {
 func (w *world) edgecoreLogs(line string) {
 	w.services.onStart = func() {
 		w.clock.after(2*time.Second, func() {
-			w.fs.write(dbFile, "DB")
-			w.fs.appendTo(logFile, "I0102 03:04:06.000000    4321 certmanager.go:79] unable to get the current edge certs\n"+line)
+			w.fs.AddFile(dbFile, "DB")
+			w.fs.AppendFile(logFile, "I0102 03:04:06.000000    4321 certmanager.go:79] unable to get the current edge certs\n"+line)
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/images"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
@@ -33,7 +32,7 @@ func (j *Join) imagesStep() steps.Step {
 }
 
 func (j *Join) imageDirs() []string {
-	return images.Dirs(config.NewLayout(j.o.Host), j.o.Executable)
+	return images.Dirs(j.o.Layout, j.o.Executable)
 }
 
 func (j *Join) endpoint() string { return images.Endpoint(j.cfg) }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
@@ -51,6 +52,8 @@ type Options struct {
 	Timeout time.Duration
 	// Host is the machine joining, including the node IP.
 	Host config.Host
+	// Layout is the node's directories and files on Host (deps.Layout).
+	Layout config.Layout
 	// ServiceName defaults to service.DefaultName.
 	ServiceName string
 	// DryRun prints the plan and changes nothing.
@@ -93,7 +96,7 @@ const (
 
 // kubeEdgeDir holds the configuration, the node's key and certificates.
 // Join restricts it to SYSTEM and Administrators.
-func (j *Join) kubeEdgeDir() string { return config.NewLayout(j.o.Host).KubeEdgeDir }
+func (j *Join) kubeEdgeDir() string { return j.o.Layout.KubeEdgeDir }
 
 // Join is a join whose inputs have been checked, ready to print or run.
 type Join struct {
@@ -238,7 +241,7 @@ func (j *Join) prepare(c *v1alpha2.EdgeCoreConfig, rewrites []config.Rewrite) er
 	}
 	// With the executable: the service must not run a binary others
 	// may replace.
-	l := config.NewLayout(o.Host)
+	l := o.Layout
 	l.LogDir = ospath.Dir(j.goos, o.LogFile)
 	files := protect.ConfigFiles(o.ConfigFile, upgrade.SettingsPath(j.goos, o.ConfigFile))
 	if j.protected, err = protect.Targets(c, l, o.Executable, files...); err != nil {
@@ -374,7 +377,7 @@ func (j *Join) Plan() steps.Plan {
 // runtimeinstall); a refusal is reported as the failure of join's first
 // step.
 func (j *Join) decideRuntime(ctx context.Context) error {
-	l := config.NewLayout(j.o.Host)
+	l := j.o.Layout
 	rt, err := runtimeinstall.Decide(ctx, runtimeinstall.Options{
 		Layout:       l,
 		ReleaseDir:   ospath.Dir(j.goos, j.o.Executable),
@@ -473,7 +476,7 @@ func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 		{"the node certificate of an earlier join", hub.TLSCertFile},
 		{"the node key of an earlier join", hub.TLSPrivateKeyFile},
 	} {
-		ok, err := exists(j.sys.FS, f.path)
+		ok, err := hostfs.Exists(j.sys.FS, f.path)
 		if err != nil {
 			return err
 		}
@@ -533,7 +536,7 @@ func (j *Join) removeDirs(out io.Writer) error {
 			}
 			continue
 		}
-		if err := RemoveTree(j.sys.FS, j.goos, d); err != nil {
+		if err := hostfs.RemoveTree(j.sys.FS, j.goos, d); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -588,7 +591,7 @@ func (j *Join) installService(_ context.Context, out io.Writer) error {
 	// Files that exist now (a database kept by `reset --keep-data`) are
 	// the operator's; only those the service creates are undone.
 	for _, f := range j.serviceFiles() {
-		ok, err := exists(j.sys.FS, f)
+		ok, err := hostfs.Exists(j.sys.FS, f)
 		if err != nil {
 			return err
 		}

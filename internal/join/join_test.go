@@ -64,8 +64,8 @@ func stepError(t *testing.T, err error, index int) *steps.StepError {
 // noSecretOnDisk fails if any file of the host holds the token's secret.
 func noSecretOnDisk(t *testing.T, w *world) {
 	t.Helper()
-	for _, p := range w.fs.paths() {
-		if strings.Contains(w.fs.content(p), testSecret) {
+	for _, p := range w.fs.Paths() {
+		if strings.Contains(w.fs.Content(p), testSecret) {
 			t.Errorf("the join token is still on disk in %s", p)
 		}
 	}
@@ -119,7 +119,7 @@ func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
 			if svc.PreShutdownTimeout != 70*time.Second {
 				t.Errorf("service pre-shutdown time-out %v, want 70s", svc.PreShutdownTimeout)
 			}
-			cfg := w.fs.content(cfgFile)
+			cfg := w.fs.Content(cfgFile)
 			mustContain(t, "config", cfg, "hostnameOverride: line3-pc", "site: plant-1", `token: ""`, "server: 192.168.50.10:10000",
 				"shutdownGracePeriod: 30s", "shutdownGracePeriodCriticalPods: 10s", "WindowsGracefulNodeShutdown: true")
 			noSecretOnDisk(t, w)
@@ -127,7 +127,7 @@ func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
 				t.Errorf("join called RemoveToken %v; edgecore blanked it itself: %v", w.removeTok, edgecoreBlanks)
 			}
 			for _, d := range []string{`C:\var\lib\kubeedge`, `C:\var\lib\kubelet`, `C:\etc\kubeedge\ca`, `C:\etc\kubeedge\certs`, `C:\var\log\kubeedge`} {
-				if !w.fs.has(d) {
+				if !w.fs.Has(d) {
 					t.Errorf("%s was not created", d)
 				}
 			}
@@ -137,15 +137,15 @@ func TestJoinSucceedsAndLeavesNoTokenOnDisk(t *testing.T) {
 
 func TestJoinRefusesAParentAnotherAccountOwnsBeforeWritingTheToken(t *testing.T) {
 	w := newWorld(t)
-	w.fs.mkdirAll(`C:\etc`)
+	w.fs.AddDir(`C:\etc`)
 	w.sddl = map[string]string{`C:\etc`: "O:S-1-5-21-1-2-3-1001D:AI(A;OICI;FA;;;S-1-5-21-1-2-3-1001)"}
-	before := w.fs.paths()
+	before := w.fs.Paths()
 	var out bytes.Buffer
 	err := Run(context.Background(), &out, w.options(), w.system())
 	mustContain(t, "error", fmt.Sprint(err), "step 3/9 (check for an earlier installation)",
 		`C:\etc (the configuration, join token, node key and certificates, backups and upgrade journal) is a parent owned by S-1-5-21-1-2-3-1001`,
 		`takeown /F "C:\etc" /A`)
-	if after := w.fs.paths(); !reflect.DeepEqual(after, before) || len(w.acl) != 0 {
+	if after := w.fs.Paths(); !reflect.DeepEqual(after, before) || len(w.acl) != 0 {
 		t.Errorf("join changed the host before refusing: %v -> %v, restricted %v", before, after, w.acl)
 	}
 	noSecretOnDisk(t, w)
@@ -153,7 +153,7 @@ func TestJoinRefusesAParentAnotherAccountOwnsBeforeWritingTheToken(t *testing.T)
 
 func TestJoinRefusesAnExecutableUsersMayReplace(t *testing.T) {
 	w := newWorld(t)
-	w.fs.mkdirAll(`C:\Program Files\edgecore`)
+	w.fs.AddDir(`C:\Program Files\edgecore`)
 	w.sddl = map[string]string{`C:\Program Files\edgecore`: "O:BAD:AI(A;OICIID;FA;;;BA)(A;OICIID;0x1301bf;;;BU)"}
 	err := Run(context.Background(), &bytes.Buffer{}, w.options(), w.system())
 	mustContain(t, "error", fmt.Sprint(err), `C:\Program Files\edgecore (the directory of the edgecore.exe the service runs) is writable by others: BUILTIN\Users may change or delete`,
@@ -165,7 +165,7 @@ func TestJoinRefusesAnExecutableUsersMayReplace(t *testing.T) {
 
 func TestJoinDryRunChangesNothing(t *testing.T) {
 	w := newWorld(t)
-	before := w.fs.paths()
+	before := w.fs.Paths()
 	o := w.options()
 	o.DryRun = true
 	var out bytes.Buffer
@@ -191,10 +191,10 @@ func TestJoinDryRunChangesNothing(t *testing.T) {
 		`running "C:\Program Files\edgecore\edgecore.exe" --config C:\etc\kubeedge\config\edgecore.yaml`,
 		"wait up to 2m0s",
 	)
-	if len(w.fs.changes) > 0 || len(w.services.calls) > 0 || len(w.acl) > 0 || len(w.reached) > 0 {
-		t.Errorf("dry run acted: files %v, services %v, ACL %v, dialled %v", w.fs.changes, w.services.calls, w.acl, w.reached)
+	if len(w.fs.Changes) > 0 || len(w.services.calls) > 0 || len(w.acl) > 0 || len(w.reached) > 0 {
+		t.Errorf("dry run acted: files %v, services %v, ACL %v, dialled %v", w.fs.Changes, w.services.calls, w.acl, w.reached)
 	}
-	if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+	if after := w.fs.Paths(); !reflect.DeepEqual(before, after) {
 		t.Errorf("dry run changed the file system: %v -> %v", before, after)
 	}
 }
@@ -212,8 +212,8 @@ func TestJoinTokenRefusedRollsBack(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t)
-			w.fs.mkdirAll(`C:\etc`)
-			before := w.fs.paths()
+			w.fs.AddDir(`C:\etc`)
+			before := w.fs.Paths()
 			w.edgecoreLogs(tc.line)
 			var out bytes.Buffer
 			err := Run(context.Background(), &out, w.options(), w.system())
@@ -240,7 +240,7 @@ func TestJoinTokenRefusedRollsBack(t *testing.T) {
 			// Everything join made is gone but the log and the
 			// directories above it.
 			want := append(append([]string(nil), before...), `C:\var`, `C:\var\log`, `C:\var\log\kubeedge`, logFile)
-			if after := w.fs.paths(); !sameSet(after, want) {
+			if after := w.fs.Paths(); !sameSet(after, want) {
 				t.Errorf("after rollback the host has\n%v\nwant\n%v", after, want)
 			}
 			noSecretOnDisk(t, w)
@@ -273,8 +273,8 @@ func TestJoinTokenRefusedInThePanicLog(t *testing.T) {
 // A panic log an earlier attempt left behind says nothing about this one.
 func TestJoinIgnoresAnEarlierPanicLog(t *testing.T) {
 	w := newWorld(t)
-	w.fs.mkdirAll(`C:\var\log\kubeedge`)
-	w.fs.write(panicFile, panicRefused)
+	w.fs.AddDir(`C:\var\log\kubeedge`)
+	w.fs.AddFile(panicFile, panicRefused)
 	w.edgecoreIssues(true)
 	var out bytes.Buffer
 	if err := Run(context.Background(), &out, w.options(), w.system()); err != nil {
@@ -326,12 +326,12 @@ func TestJoinFailuresBeforeAnyChange(t *testing.T) {
 			wants: []string{`the service "edgecore" is already installed`, "fix: remove the earlier installation with `edgecore.exe reset`", "`edgecore.exe service uninstall`"},
 		},
 		"certificates of an earlier join": {
-			setup: func(w *world) { w.fs.write(certFile, "OLD") },
+			setup: func(w *world) { w.fs.AddFile(certFile, "OLD") },
 			step:  3,
 			wants: []string{`the node certificate of an earlier join exists: C:\etc\kubeedge\certs\server.crt`, "`edgecore.exe reset`"},
 		},
 		"configuration exists": {
-			setup: func(w *world) { w.fs.write(cfgFile, "kind: EdgeCore\n") },
+			setup: func(w *world) { w.fs.AddFile(cfgFile, "kind: EdgeCore\n") },
 			step:  3,
 			wants: []string{`the configuration exists: C:\etc\kubeedge\config\edgecore.yaml`},
 		},
@@ -339,7 +339,7 @@ func TestJoinFailuresBeforeAnyChange(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t)
 			tc.setup(w)
-			before := w.fs.paths()
+			before := w.fs.Paths()
 			var out bytes.Buffer
 			err := Run(context.Background(), &out, w.options(), w.system())
 			se := stepError(t, err, tc.step)
@@ -350,10 +350,10 @@ func TestJoinFailuresBeforeAnyChange(t *testing.T) {
 			if lines := stepLines(out.String()); len(lines) != tc.step {
 				t.Errorf("printed steps %v, want the first %d", lines, tc.step)
 			}
-			if len(w.fs.changes) > 0 || len(w.services.calls) > 0 || len(w.acl) > 0 {
-				t.Errorf("changed the host: %v %v %v", w.fs.changes, w.services.calls, w.acl)
+			if len(w.fs.Changes) > 0 || len(w.services.calls) > 0 || len(w.acl) > 0 {
+				t.Errorf("changed the host: %v %v %v", w.fs.Changes, w.services.calls, w.acl)
 			}
-			if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+			if after := w.fs.Paths(); !reflect.DeepEqual(before, after) {
 				t.Errorf("file system changed: %v -> %v", before, after)
 			}
 		})
@@ -388,7 +388,7 @@ func TestJoinServiceFailuresRollBackToTheHostAsFound(t *testing.T) {
 		"token refused while starting": {
 			setup: func(w *world) {
 				w.services.startErr = errors.New(`start service "edgecore": it stopped while starting (exit code 1)`)
-				w.services.onStart = func() { w.fs.appendTo(logFile, logLineRefused) }
+				w.services.onStart = func() { w.fs.AppendFile(logFile, logLineRefused) }
 			},
 			wants: []string{"cloudcore rejected the token", "fix: the token is wrong or has expired", "keadm gettoken"},
 		},
@@ -397,20 +397,20 @@ func TestJoinServiceFailuresRollBackToTheHostAsFound(t *testing.T) {
 			w := newWorld(t)
 			// A database kept by `reset --keep-data` and an existing log
 			// directory are the operator's and must survive.
-			w.fs.write(dbFile, "KEPT")
-			w.fs.write(logFile, "old log\n")
-			w.fs.mkdirAll(`C:\etc`)
-			before := w.fs.paths()
+			w.fs.AddFile(dbFile, "KEPT")
+			w.fs.AddFile(logFile, "old log\n")
+			w.fs.AddDir(`C:\etc`)
+			before := w.fs.Paths()
 			tc.setup(w)
 			var out bytes.Buffer
 			err := Run(context.Background(), &out, w.options(), w.system())
 			stepError(t, err, 8)
 			mustContain(t, "error", err.Error(), tc.wants...)
 			mustContain(t, "error", err.Error(), "rolled back: install and start the service, write the configuration, create directories")
-			if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+			if after := w.fs.Paths(); !reflect.DeepEqual(before, after) {
 				t.Errorf("after rollback the host has\n%v\nwant\n%v", after, before)
 			}
-			if w.fs.content(dbFile) != "KEPT" {
+			if w.fs.Content(dbFile) != "KEPT" {
 				t.Errorf("the kept database was touched")
 			}
 			if len(w.services.installed) != 0 {
@@ -424,9 +424,9 @@ func TestJoinTimesOutNamingWhatIsMissing(t *testing.T) {
 	w := newWorld(t)
 	// An earlier attempt's log says the hub connected and a token was
 	// refused; neither is about this attempt.
-	w.fs.write(logFile, logLineConnected+logLineRefused)
+	w.fs.AddFile(logFile, logLineConnected+logLineRefused)
 	w.services.onStart = func() {
-		w.clock.after(time.Second, func() { w.fs.appendTo(logFile, logLineNoHub) })
+		w.clock.after(time.Second, func() { w.fs.AppendFile(logFile, logLineNoHub) })
 	}
 	o := w.options()
 	o.Timeout = 30 * time.Second
@@ -448,8 +448,8 @@ func TestJoinWaitsForTheHubAfterTheCertificates(t *testing.T) {
 	w := newWorld(t)
 	w.services.onStart = func() {
 		w.clock.after(2*time.Second, func() {
-			w.fs.write(certFile, "CERT")
-			w.fs.write(keyFile, "KEY")
+			w.fs.AddFile(certFile, "CERT")
+			w.fs.AddFile(keyFile, "KEY")
 		})
 	}
 	o := w.options()
@@ -464,7 +464,7 @@ func TestJoinWaitsForTheHubAfterTheCertificates(t *testing.T) {
 	// The certificates existed, so join took the token out before giving
 	// up; the rollback then removed the file and the certificates.
 	mustContain(t, "output", out.String(), "token removed from")
-	if w.fs.has(certFile) || w.fs.has(cfgFile) {
+	if w.fs.Has(certFile) || w.fs.Has(cfgFile) {
 		t.Errorf("certificates or configuration left behind")
 	}
 	noSecretOnDisk(t, w)
@@ -472,7 +472,7 @@ func TestJoinWaitsForTheHubAfterTheCertificates(t *testing.T) {
 
 func TestJoinInterruptedRollsBack(t *testing.T) {
 	w := newWorld(t)
-	before := w.fs.paths()
+	before := w.fs.Paths()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w.clock.cancel = cancel
@@ -484,7 +484,7 @@ func TestJoinInterruptedRollsBack(t *testing.T) {
 		t.Errorf("error does not say it was interrupted: %v", err)
 	}
 	mustContain(t, "error", err.Error(), "interrupted while waiting", "fix: run the same join command again")
-	if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+	if after := w.fs.Paths(); !reflect.DeepEqual(before, after) {
 		t.Errorf("after rollback the host has %v, want %v", after, before)
 	}
 }
@@ -502,7 +502,7 @@ func TestJoinReportsWhatItCouldNotRollBack(t *testing.T) {
 	mustContain(t, "error", err.Error(),
 		"not rolled back, clean up by hand: undo of step 8 (install and start the service): uninstall service \"edgecore\": timed out",
 		"rolled back: write the configuration, create directories")
-	if w.fs.has(cfgFile) {
+	if w.fs.Has(cfgFile) {
 		t.Errorf("the other steps were not undone")
 	}
 }
@@ -528,8 +528,8 @@ func TestJoinRefusesBadInputsNamingEachFlag(t *testing.T) {
 	if strings.Contains(err.Error(), testSecret) {
 		t.Errorf("error shows a token")
 	}
-	if out.Len() > 0 || len(w.reached) > 0 || len(w.fs.changes) > 0 {
-		t.Errorf("acted on bad input: %q %v %v", out.String(), w.reached, w.fs.changes)
+	if out.Len() > 0 || len(w.reached) > 0 || len(w.fs.Changes) > 0 {
+		t.Errorf("acted on bad input: %q %v %v", out.String(), w.reached, w.fs.Changes)
 	}
 }
 
@@ -564,11 +564,11 @@ func TestJoinAppliesSetToTheWrittenConfiguration(t *testing.T) {
 	o.Set = []string{"modules.edged.tailoredKubeletConfig.maxPods=50", "modules.edged.nodeLabels.line=3",
 		"modules.edged.rootDirectory=D:/kubelet"}
 	out.Reset()
-	w.fs.mkdirAll(`D:\`)
+	w.fs.AddDir(`D:\`)
 	if err := Run(context.Background(), &out, o, w.system()); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	cfg := w.fs.content(cfgFile)
+	cfg := w.fs.Content(cfgFile)
 	mustContain(t, "config", cfg, "maxPods: 50", `line: "3"`, "site: plant-1", `rootDirectory: D:\kubelet`)
 	mustContain(t, "output", out.String(), `modules.edged.rootDirectory: written as D:\kubelet (given as D:/kubelet)`, `created D:\kubelet`)
 }
@@ -717,13 +717,13 @@ func TestJoinRestrictsBeforeAnySecretIsWritten(t *testing.T) {
 	if err := Run(context.Background(), &out, w.options(), w.system()); err != nil {
 		t.Fatalf("join failed: %v\n%s", err, out.String())
 	}
-	write := indexOf(w.fs.changes, "write "+cfgFile)
+	write := indexOf(w.fs.Changes, "write "+cfgFile)
 	if write < 0 {
-		t.Fatalf("the configuration was not written: %v", w.fs.changes)
+		t.Fatalf("the configuration was not written: %v", w.fs.Changes)
 	}
 	for _, d := range []string{`C:\etc\kubeedge`, `C:\var\lib\kubeedge`, `C:\var\lib\kubelet`, `C:\var\log\pods`, `C:\var\log\kubeedge`} {
-		if r := indexOf(w.fs.changes, "restrict "+d); r < 0 || r > write {
-			t.Errorf("%s restricted at change %d, the token written at %d:\n%s", d, r, write, strings.Join(w.fs.changes, "\n"))
+		if r := indexOf(w.fs.Changes, "restrict "+d); r < 0 || r > write {
+			t.Errorf("%s restricted at change %d, the token written at %d:\n%s", d, r, write, strings.Join(w.fs.Changes, "\n"))
 		}
 	}
 	for dir, want := range map[string]string{
@@ -757,14 +757,14 @@ func TestJoinOnAClientEditionMakesParentsOthersMayNotRename(t *testing.T) {
 func TestJoinRefusesAParentOthersMayRenameBeforeWritingTheToken(t *testing.T) {
 	w := newWorld(t)
 	w.clientEdition = true
-	w.fs.mkdirAll(`C:\etc`)
-	before := w.fs.paths()
+	w.fs.AddDir(`C:\etc`)
+	before := w.fs.Paths()
 	err := Run(context.Background(), &bytes.Buffer{}, w.options(), w.system())
 	stepError(t, err, 3)
 	mustContain(t, "error", fmt.Sprint(err),
 		`C:\etc (the configuration, join token, node key and certificates, backups and upgrade journal) is a parent that others may rename or empty: Authenticated Users has 0x1301bf`,
 		`icacls "C:\etc" /inheritance:d`, `icacls "C:\etc" /remove:g *S-1-5-11`)
-	if after := w.fs.paths(); !reflect.DeepEqual(after, before) || len(w.acl) != 0 {
+	if after := w.fs.Paths(); !reflect.DeepEqual(after, before) || len(w.acl) != 0 {
 		t.Errorf("join changed the host before refusing: %v -> %v, restricted %v", before, after, w.acl)
 	}
 }
@@ -774,7 +774,7 @@ func TestJoinRefusesAParentOthersMayRenameBeforeWritingTheToken(t *testing.T) {
 // made, as before.
 func TestJoinUndoesTheConfigurationAfterRestricting(t *testing.T) {
 	w := newWorld(t)
-	before := w.fs.paths()
+	before := w.fs.Paths()
 	sys := w.system()
 	sys.LoadConfig = func(path string) (*v1alpha2.EdgeCoreConfig, error) {
 		return nil, errors.New("modules.edged.tailoredKubeletConfig.maxPods: Invalid value")
@@ -785,7 +785,7 @@ func TestJoinUndoesTheConfigurationAfterRestricting(t *testing.T) {
 	if len(w.acl) == 0 {
 		t.Error("nothing was restricted before the configuration was written")
 	}
-	if after := w.fs.paths(); !reflect.DeepEqual(after, before) {
+	if after := w.fs.Paths(); !reflect.DeepEqual(after, before) {
 		t.Errorf("after rollback the host has %v, want %v", after, before)
 	}
 }
@@ -811,7 +811,7 @@ func TestJoinImportsImagesBeforeTheServiceStarts(t *testing.T) {
 	err := Run(context.Background(), &out, w.options(), w.system())
 	se := stepError(t, err, 7)
 	mustContain(t, "error", se.Error(), "pause.tar: not a readable tar file")
-	if len(w.services.installed) != 0 || w.fs.has(`C:\etc\kubeedge\config\edgecore.yaml`) {
+	if len(w.services.installed) != 0 || w.fs.Has(`C:\etc\kubeedge\config\edgecore.yaml`) {
 		t.Errorf("a failed import left the service or the configuration behind")
 	}
 }

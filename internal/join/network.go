@@ -10,6 +10,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
@@ -45,7 +46,7 @@ func (j *Join) decideNetwork() error {
 	fail := func(err error) error {
 		return &steps.StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err, Fix: steps.Fix(err)}
 	}
-	l := config.NewLayout(j.o.Host)
+	l := j.o.Layout
 	if n.Mode == "" {
 		// The offline network: win-bridge is in the bundle, Microsoft's
 		// nat.exe is not (docs/runtime.md).
@@ -73,7 +74,7 @@ func (j *Join) decideNetwork() error {
 		return fail(err)
 	}
 	output := n.Output
-	if ok, err := exists(j.sys.FS, output); err != nil {
+	if ok, err := hostfs.Exists(j.sys.FS, output); err != nil {
 		return fail(err)
 	} else if ok {
 		if st, mine, _ := podnet.Written(j.sys.PodNet.Env.FS, l, writtenBy); mine && ospath.Same(j.goos, st.CNIConfFile, output) {
@@ -110,7 +111,7 @@ func (j *Join) checkPlugin(s *podnet.Setup, l config.Layout) error {
 			return nil
 		}
 	}
-	ok, err := exists(j.sys.FS, s.PluginFile())
+	ok, err := hostfs.Exists(j.sys.FS, s.PluginFile())
 	if err != nil || ok {
 		return err
 	}

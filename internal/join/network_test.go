@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -23,26 +24,26 @@ const (
 func TestJoinBundledNATNeedsTheOperatorsNatExe(t *testing.T) {
 	w := newWorld(t)
 	w.withBundle()
-	before := w.fs.paths()
+	before := w.fs.Paths()
 	o := w.options()
 	o.Network.Mode, o.Network.Subnet = "nat", "10.244.2.0/24"
 	err := Run(context.Background(), &bytes.Buffer{}, o, w.system())
 	stepError(t, err, 1)
 	mustContain(t, "error", err.Error(), "--mode nat: needs nat.exe (Microsoft's windows-container-networking), which the release does not bundle and "+cniBinDir+" does not hold",
 		"use --mode l2bridge (with --subnet, --cluster-cidr and --service-cidr), whose win-bridge plugin the release carries, or put nat.exe into "+cniBinDir)
-	if after := w.fs.paths(); !reflect.DeepEqual(before, after) || len(w.services.calls) != 0 {
+	if after := w.fs.Paths(); !reflect.DeepEqual(before, after) || len(w.services.calls) != 0 {
 		t.Errorf("the refusal changed the host: %v %v", after, w.services.calls)
 	}
 
 	// With nat.exe where the fix says, join writes the nat network.
-	w.fs.write(cniBinDir+`\nat.exe`, "MZ nat")
+	w.fs.AddFile(cniBinDir+`\nat.exe`, "MZ nat")
 	w.edgecoreIssues(true)
 	var out bytes.Buffer
 	if err := Run(context.Background(), &out, o, w.system()); err != nil {
 		t.Fatalf("join failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "output", out.String(), "Pod network: nat with the nat plugin, written by join.", "wrote "+cniNAT)
-	mustContain(t, "CNI config", w.fs.content(cniNAT), `"type": "nat"`, "10.244.2.0/24")
+	mustContain(t, "CNI config", w.fs.Content(cniNAT), `"type": "nat"`, "10.244.2.0/24")
 	if len(w.hns.calls) != 0 {
 		t.Errorf("a nat network called HNS: %v", w.hns.calls)
 	}
@@ -56,7 +57,7 @@ func TestJoinNetworkFailureUndoesEverything(t *testing.T) {
 	w.withBundle()
 	w.podNetHost()
 	w.hns.fail = hns.ErrNotWindows
-	before := w.fs.paths()
+	before := w.fs.Paths()
 	var out bytes.Buffer
 	err := Run(context.Background(), &out, withL2Bridge(w.options()), w.system())
 	if err == nil {
@@ -64,7 +65,7 @@ func TestJoinNetworkFailureUndoesEverything(t *testing.T) {
 	}
 	mustContain(t, "error", err.Error(), "(write the pod network)",
 		"rolled back: write the pod network, register the container runtime's service, install the container runtime, write the configuration")
-	if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+	if after := w.fs.Paths(); !reflect.DeepEqual(before, after) {
 		t.Errorf("after rollback the host has\n%v\nwant\n%v", after, before)
 	}
 	// containerd's service is registered before the network and removed
@@ -89,12 +90,12 @@ func TestJoinHostRuntimeWritesTheNetworkOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("join failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "output", out.String(), "Pod network: the host's own CNI configuration is used (give --mode to have join write one).")
-	if strings.Contains(out.String(), "write the pod network") || w.fs.has(cniNetRecord) {
+	if strings.Contains(out.String(), "write the pod network") || w.fs.Has(cniNetRecord) {
 		t.Errorf("join wrote a network it was not asked for:\n%s", out.String())
 	}
 	resetForce(t, w)
 
-	w.fs.write(ctrdConfig, "version = 3\n")
+	w.fs.AddFile(ctrdConfig, "version = 3\n")
 	o := w.options()
 	o.Network.Mode, o.Network.Subnet = "nat", "10.244.2.0/24"
 	out.Reset()
@@ -104,7 +105,7 @@ func TestJoinHostRuntimeWritesTheNetworkOnlyWhenAsked(t *testing.T) {
 	// With the host's runtime the plugin is the operator's: no check.
 	mustContain(t, "output", out.String(), "] write the pod network", "wrote "+cniNAT, ctrdConfig+" already points containerd at "+cniConfDir+" and "+cniBinDir)
 	out.Reset()
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "reset output", out.String(), "removed "+cniNAT, "removed "+cniNetRecord,
@@ -118,24 +119,24 @@ func TestJoinHostRuntimeWritesTheNetworkOnlyWhenAsked(t *testing.T) {
 // wrote (its record names no writer).
 func TestResetLeavesTheNetworkCNIConfigWrote(t *testing.T) {
 	w := newWorld(t)
-	w.fs.write(cniNAT, `{"type": "nat"}`)
-	w.fs.write(cniNetRecord, `{"mode": "nat", "cniConfFile": "`+strings.ReplaceAll(cniNAT, `\`, `\\`)+`", "cniBinDir": ""}`)
+	w.fs.AddFile(cniNAT, `{"type": "nat"}`)
+	w.fs.AddFile(cniNetRecord, `{"mode": "nat", "cniConfFile": "`+strings.ReplaceAll(cniNAT, `\`, `\\`)+`", "cniBinDir": ""}`)
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
-	if !w.fs.has(cniNAT) || !w.fs.has(cniNetRecord) {
+	if !w.fs.Has(cniNAT) || !w.fs.Has(cniNetRecord) {
 		t.Errorf("reset removed cni-config's network:\n%s", out.String())
 	}
 	// A record naming join but a file elsewhere is not followed.
-	w.fs.write(cniNetRecord, `{"mode": "nat", "writtenBy": "join", "cniConfFile": "C:\\Windows\\win.ini", "cniBinDir": ""}`)
-	w.fs.write(`C:\Windows\win.ini`, "[fonts]")
+	w.fs.AddFile(cniNetRecord, `{"mode": "nat", "writtenBy": "join", "cniConfFile": "C:\\Windows\\win.ini", "cniBinDir": ""}`)
+	w.fs.AddFile(`C:\Windows\win.ini`, "[fonts]")
 	out.Reset()
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "reset output", out.String(), `kept the CNI configuration:`, `outside `+cniConfDir)
-	if !w.fs.has(`C:\Windows\win.ini`) {
+	if !w.fs.Has(`C:\Windows\win.ini`) {
 		t.Error("reset followed a forged record")
 	}
 }
@@ -153,13 +154,13 @@ func TestJoinNetworkInputIsCheckedFirst(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t)
 			w.withBundle()
-			before := w.fs.paths()
+			before := w.fs.Paths()
 			o := withL2Bridge(w.options())
 			tc.change(&o)
 			err := Run(context.Background(), &bytes.Buffer{}, o, w.system())
 			stepError(t, err, 1)
 			mustContain(t, "error", err.Error(), tc.want...)
-			if after := w.fs.paths(); !reflect.DeepEqual(before, after) || len(w.hns.calls) != 0 {
+			if after := w.fs.Paths(); !reflect.DeepEqual(before, after) || len(w.hns.calls) != 0 {
 				t.Errorf("the refusal changed the host: %v %v", after, w.hns.calls)
 			}
 		})
@@ -171,11 +172,11 @@ func TestJoinNetworkInputIsCheckedFirst(t *testing.T) {
 func TestJoinRefusesACNIConfigInTheWay(t *testing.T) {
 	w := newWorld(t)
 	w.withBundle()
-	w.fs.write(cniL2Bridge, `{"someone": "else"}`)
+	w.fs.AddFile(cniL2Bridge, `{"someone": "else"}`)
 	err := Run(context.Background(), &bytes.Buffer{}, withL2Bridge(w.options()), w.system())
 	stepError(t, err, 1)
 	mustContain(t, "error", err.Error(), cniL2Bridge+" already exists", "move it away")
-	if w.fs.content(cniL2Bridge) != `{"someone": "else"}` {
+	if w.fs.Content(cniL2Bridge) != `{"someone": "else"}` {
 		t.Error("join changed the CNI configuration in the way")
 	}
 }
@@ -183,7 +184,7 @@ func TestJoinRefusesACNIConfigInTheWay(t *testing.T) {
 func resetForce(t *testing.T, w *world) {
 	t.Helper()
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 }

@@ -31,6 +31,7 @@ func NewOptions(d *deps.Dependencies) *Options {
 		ConfigFile: d.Layout.ConfigFile,
 		Timeout:    DefaultTimeout,
 		Host:       d.Host,
+		Layout:     d.Layout,
 		Runtime:    runtimeinstall.ChoiceAuto,
 		Network:    NetworkOptions(d),
 	}
@@ -51,7 +52,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.JoinOptions.AddFlags(fs)
 	fs.StringArrayVar(&o.Set, "set", o.Set,
 		"Set a configuration field by its dotted path, e.g. modules.edged.tailoredKubeletConfig.maxPods=50 (repeat, or separate with commas)")
-	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file to write, under "+config.NewLayout(o.Host).KubeEdgeDir+"; the service runs with it")
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Configuration file to write, under "+o.Layout.KubeEdgeDir+"; the service runs with it")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the node certificates and the hub connection")
 	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print the steps join would take and change nothing")
 	fs.StringVar(&o.Runtime, "runtime", o.Runtime, "Container runtime: auto installs the containerd this release bundles when the host has none, "+
@@ -69,7 +70,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // from as its node IP, this program for the service, and the log file.
 func (o *Options) Complete(d *deps.Dependencies) error {
 	o.Set = config.SplitSettings(o.Set)
-	o.Host = d.Host
+	o.Host, o.Layout = d.Host, d.Layout
 	// The address this host reaches the cloud from is the node IP the
 	// cloud can reach it back on.
 	if ip, err := config.DefaultRouteIP(o.CloudCoreIPPort); err == nil {
@@ -104,10 +105,10 @@ func (o Options) generate() (*v1alpha2.EdgeCoreConfig, []config.Rewrite, error) 
 	if o.Timeout <= 0 {
 		errs = append(errs, field.Invalid(flag(flagTimeout), o.Timeout.String(), "give how long to wait for the certificates and the hub connection, for example 5m"))
 	}
-	kubeedge := config.NewLayout(o.Host).KubeEdgeDir
+	kubeedge := o.Layout.KubeEdgeDir
 	switch {
 	case o.ConfigFile == "":
-		errs = append(errs, field.Required(flag(flagConfig), "give the configuration file to write, for example "+config.NewLayout(o.Host).ConfigFile))
+		errs = append(errs, field.Required(flag(flagConfig), "give the configuration file to write, for example "+o.Layout.ConfigFile))
 	case !ospath.IsAbs(goos, o.ConfigFile):
 		errs = append(errs, field.Invalid(flag(flagConfig), o.ConfigFile, "give an absolute path: the service does not start in this directory"))
 	case !ospath.Within(goos, kubeedge, o.ConfigFile) || ospath.Same(goos, kubeedge, o.ConfigFile):
@@ -152,7 +153,7 @@ func validateStepError(err error) error {
 // NewResetOptions are reset's defaults on d's host: the configuration in
 // its default place.
 func NewResetOptions(d *deps.Dependencies) *ResetOptions {
-	return &ResetOptions{ConfigFile: d.Layout.ConfigFile, Host: d.Host}
+	return &ResetOptions{ConfigFile: d.Layout.ConfigFile, Host: d.Host, Layout: d.Layout}
 }
 
 // AddFlags binds reset's flags to o; the defaults are o's values.
@@ -168,13 +169,13 @@ func (o *ResetOptions) AddFlags(fs *pflag.FlagSet) {
 // remover of cni-config's network, which NetworkOf makes for the host's
 // layout (join does not know how cni-config records its network).
 func (o *ResetOptions) Complete(d *deps.Dependencies) error {
-	o.Host = d.Host
+	o.Host, o.Layout = d.Host, d.Layout
 	o.LogFile = d.Layout.LogFile
 	if o.RemoveNetwork {
 		if o.NetworkOf == nil {
 			return errors.New("--network: this build cannot remove cni-config's network")
 		}
-		o.Network = o.NetworkOf(d.Layout)
+		o.Network = o.NetworkOf(d)
 	}
 	return nil
 }
@@ -185,7 +186,7 @@ func (o *ResetOptions) Complete(d *deps.Dependencies) error {
 func (o ResetOptions) Validate() error {
 	if o.ConfigFile == "" {
 		return &config.InvalidError{What: "reset options", Errs: field.ErrorList{field.Required(field.NewPath(flagConfig),
-			"give the node's configuration file, or leave the flag out for "+config.NewLayout(o.Host).ConfigFile)}}
+			"give the node's configuration file, or leave the flag out for "+o.Layout.ConfigFile)}}
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func TestResetOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var asked []config.Layout
-	o.NetworkOf = func(l config.Layout) NetworkRemover { asked = append(asked, l); return nil }
+	o.NetworkOf = func(d *deps.Dependencies) NetworkRemover { asked = append(asked, d.Layout); return nil }
 	o.Complete(depsOn(optionsHost))
 	if o.ConfigFile != `C:\x.yaml` || !o.KeepData || !o.Force || !o.DryRun || o.RemoveNetwork || len(asked) != 0 {
 		t.Errorf("without --network: %+v, remover asked %d times", o, len(asked))

@@ -18,19 +18,6 @@ const (
 	cniNetRecord = ctrdDir + `\edgecore-cni-config.json`
 )
 
-// podnetFS is the pod network's view of the fake file system.
-type podnetFS struct{ f *fakeFS }
-
-func (p podnetFS) ReadFile(path string) ([]byte, error) { return p.f.ReadFile(path) }
-func (p podnetFS) WriteFile(path string, data []byte) error {
-	p.f.write(path, string(data))
-	p.f.mu.Lock()
-	p.f.record("write %s", path)
-	p.f.mu.Unlock()
-	return nil
-}
-func (p podnetFS) Remove(path string) error { return p.f.Remove(path) }
-
 // fakeHNS records the HNS calls of an l2bridge network; fail, when set,
 // is the answer to every call (Wine's, or a host without the Containers
 // feature).
@@ -115,7 +102,7 @@ func (w *world) podNetHost() PodNetHost {
 				return "", fmt.Errorf("no database")
 			},
 		},
-		Env: podnet.Env{HNS: w.hns, FS: podnetFS{w.fs}},
+		Env: podnet.Env{HNS: w.hns, FS: w.fs},
 	}
 }
 

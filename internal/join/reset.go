@@ -13,6 +13,8 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -30,17 +32,19 @@ type ResetOptions struct {
 	// Force resets without asking (--force).
 	Force bool
 	// DryRun prints what reset would remove and changes nothing.
-	DryRun      bool
-	Host        config.Host
+	DryRun bool
+	Host   config.Host
+	// Layout is the node's directories and files on Host (deps.Layout).
+	Layout      config.Layout
 	ServiceName string
 	// RemoveNetwork is --network; Complete then sets Network.
 	RemoveNetwork bool
 	// Network, when set, removes the HNS network and endpoint that
 	// cni-config created, before the empty directories are removed.
 	Network NetworkRemover
-	// NetworkOf makes Network for the node's layout; the command sets it
-	// (podnet.HostRemover).
-	NetworkOf func(config.Layout) NetworkRemover
+	// NetworkOf makes Network for the process's dependencies; the
+	// command sets it (podnet.HostRemover).
+	NetworkOf func(*deps.Dependencies) NetworkRemover
 }
 
 // NetworkRemover removes the pod network cni-config created, and only that
@@ -176,8 +180,8 @@ func newReset(o ResetOptions, sys System, out io.Writer) *reset {
 			*p = ospath.Clean(o.Host.GOOS, *p)
 		}
 	}
-	r := &reset{o: o, sys: sys, goos: o.Host.GOOS, layout: config.NewLayout(o.Host)}
-	ok, err := exists(sys.FS, o.ConfigFile)
+	r := &reset{o: o, sys: sys, goos: o.Host.GOOS, layout: o.Layout}
+	ok, err := hostfs.Exists(sys.FS, o.ConfigFile)
 	if err == nil && ok {
 		r.cfg, err = sys.LoadConfig(o.ConfigFile)
 	}
@@ -456,7 +460,7 @@ func (r *reset) removeService(_ context.Context, out io.Writer) error {
 func (r *reset) configStep() steps.Step {
 	step := steps.Step{Name: "remove the configuration"}
 	if !r.loaded {
-		ok, err := exists(r.sys.FS, r.o.ConfigFile)
+		ok, err := hostfs.Exists(r.sys.FS, r.o.ConfigFile)
 		if err != nil || ok {
 			why := fmt.Sprintf("keep %s: it could not be read as a configuration, so it may be any file; look at it and remove it yourself", r.o.ConfigFile)
 			step.Description = why
@@ -511,12 +515,12 @@ func (r *reset) removeTrees(out io.Writer, dirs []string) error {
 			errs = append(errs, linkErr(d, link, err))
 			continue
 		}
-		ok, err := exists(r.sys.FS, d)
+		ok, err := hostfs.Exists(r.sys.FS, d)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if err := RemoveTree(r.sys.FS, r.goos, d); err != nil {
+		if err := hostfs.RemoveTree(r.sys.FS, r.goos, d); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -568,7 +572,7 @@ func (r *reset) removeFiles(out io.Writer, files []named) error {
 func (r *reset) removeEmptyDirs(_ context.Context, out io.Writer) error {
 	var errs []error
 	for _, d := range r.emptyDirs() {
-		ok, err := exists(r.sys.FS, d)
+		ok, err := hostfs.Exists(r.sys.FS, d)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeedge-windows/edgecore/internal/hostfs/hostfstest"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
@@ -18,7 +19,7 @@ const cniState = `C:\Program Files\containerd\edgecore-cni-config.json`
 // fakeNetwork stands in for podnet.Remover: it removes cni-config's record
 // from the fake file system, as the real one does after the HNS objects.
 type fakeNetwork struct {
-	fs  *fakeFS
+	fs  *hostfstest.FS
 	err error
 }
 
@@ -36,7 +37,7 @@ func (n *fakeNetwork) Remove(_ context.Context, out io.Writer) error {
 // directory, which stays) as well as everything plain reset removes.
 func TestResetNetwork(t *testing.T) {
 	w := joined(t)
-	w.fs.write(cniState, "{}")
+	w.fs.AddFile(cniState, "{}")
 	o := w.resetOptions()
 	o.Network = &fakeNetwork{fs: w.fs}
 	var out bytes.Buffer
@@ -51,8 +52,8 @@ func TestResetNetwork(t *testing.T) {
 		t.Errorf("steps:\n%s", strings.Join(lines, "\n"))
 	}
 	mustContain(t, "output", out.String(), `removed HNS network "edgecore-l2bridge"`, `removed C:\etc\kubeedge`+"\n")
-	if w.fs.has(`C:\etc\kubeedge`) || !w.fs.has(cniConf) {
-		t.Errorf("after reset --network: %v", w.fs.paths())
+	if w.fs.Has(`C:\etc\kubeedge`) || !w.fs.Has(cniConf) {
+		t.Errorf("after reset --network: %v", w.fs.Paths())
 	}
 }
 
@@ -60,16 +61,16 @@ func TestResetNetwork(t *testing.T) {
 // C:\etc\kubeedge goes as usual.
 func TestResetWithoutNetworkKeepsIt(t *testing.T) {
 	w := joined(t)
-	w.fs.write(cniState, "{}")
+	w.fs.AddFile(cniState, "{}")
 	var out bytes.Buffer
 	if err := Reset(context.Background(), strings.NewReader(""), &out, false, w.resetOptions(), w.system()); err != nil {
 		t.Fatalf("%v\n%s", err, &out)
 	}
-	if !w.fs.has(cniState) || strings.Contains(out.String(), "pod network") {
+	if !w.fs.Has(cniState) || strings.Contains(out.String(), "pod network") {
 		t.Errorf("reset without --network touched the pod network:\n%s", &out)
 	}
-	if w.fs.has(`C:\etc\kubeedge`) {
-		t.Errorf("reset without --network kept C:\\etc\\kubeedge: %v", w.fs.paths())
+	if w.fs.Has(`C:\etc\kubeedge`) {
+		t.Errorf("reset without --network kept C:\\etc\\kubeedge: %v", w.fs.Paths())
 	}
 }
 

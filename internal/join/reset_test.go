@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -20,21 +21,21 @@ const cniConf = `C:\Program Files\containerd\cni\conf\0-containerd-nat.conf`
 func joined(t *testing.T) *world {
 	t.Helper()
 	w := newWorld(t)
-	w.fs.write(cniConf, `{"type": "nat"}`)
+	w.fs.AddFile(cniConf, `{"type": "nat"}`)
 	w.edgecoreIssues(true)
 	if err := Run(context.Background(), &bytes.Buffer{}, w.options(), w.system()); err != nil {
 		t.Fatal(err)
 	}
-	w.fs.write(`C:\var\lib\kubelet\pods\0a1b\etc-hosts`, "hosts")
-	w.fs.write(`C:\var\log\kubeedge\edgecore-2025-01-02T03-04-05.000.log.gz`, "old log")
-	w.fs.write(dbFile+"-journal", "journal")
-	w.fs.changes = nil
+	w.fs.AddFile(`C:\var\lib\kubelet\pods\0a1b\etc-hosts`, "hosts")
+	w.fs.AddFile(`C:\var\log\kubeedge\edgecore-2025-01-02T03-04-05.000.log.gz`, "old log")
+	w.fs.AddFile(dbFile+"-journal", "journal")
+	w.fs.Changes = nil
 	w.services.calls = nil
 	return w
 }
 
 func (w *world) resetOptions() ResetOptions {
-	return ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Host: w.host, Force: true}
+	return ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Host: w.host, Layout: config.NewLayout(w.host), Force: true}
 }
 
 var resetStepNames = []string{
@@ -70,12 +71,12 @@ func TestResetRemovesWhatJoinCreatedAndLeavesContainerdAlone(t *testing.T) {
 		`left alone`, `C:\var\lib\kubelet`,
 		"kubectl delete node line3-pc")
 	for _, gone := range []string{cfgFile, caFile, certFile, keyFile, dbFile, logFile, `C:\etc\kubeedge`, `C:\var\lib\kubeedge`, `C:\var\log\kubeedge`} {
-		if w.fs.has(gone) {
+		if w.fs.Has(gone) {
 			t.Errorf("%s is still there", gone)
 		}
 	}
 	for _, kept := range []string{cniConf, `C:\var\lib\kubelet\pods\0a1b\etc-hosts`, `C:\var\log\pods`} {
-		if !w.fs.has(kept) {
+		if !w.fs.Has(kept) {
 			t.Errorf("%s was removed", kept)
 		}
 	}
@@ -102,17 +103,17 @@ func TestResetKeepData(t *testing.T) {
 	if strings.Contains(out.String(), "remove the database") || len(stepLines(out.String())) != 7 {
 		t.Errorf("the database step ran:\n%s", out.String())
 	}
-	if !w.fs.has(dbFile) || !w.fs.has(dbFile+"-journal") {
+	if !w.fs.Has(dbFile) || !w.fs.Has(dbFile+"-journal") {
 		t.Errorf("--keep-data removed the database")
 	}
-	if w.fs.has(cfgFile) || w.fs.has(certFile) {
+	if w.fs.Has(cfgFile) || w.fs.Has(certFile) {
 		t.Errorf("configuration or certificates kept")
 	}
 	// A new join accepts the kept database and leaves it on rollback.
 	w.edgecoreLogs(logLineRefused)
 	err := Run(context.Background(), &bytes.Buffer{}, w.options(), w.system())
 	stepError(t, err, 9)
-	if !w.fs.has(dbFile) {
+	if !w.fs.Has(dbFile) {
 		t.Errorf("the join rollback removed the kept database")
 	}
 }
@@ -133,7 +134,7 @@ func TestResetAsksUnlessForced(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := joined(t)
-			before := w.fs.paths()
+			before := w.fs.Paths()
 			o := w.resetOptions()
 			o.Force = false
 			var out bytes.Buffer
@@ -144,7 +145,7 @@ func TestResetAsksUnlessForced(t *testing.T) {
 				}
 				mustContain(t, "output", out.String(), "Reset removes node line3-pc from this host:\n[1/8] check Administrator: ",
 					"Reset this node? [y/N]: ", "Resetting node line3-pc")
-				if w.fs.has(cfgFile) {
+				if w.fs.Has(cfgFile) {
 					t.Errorf("confirmed, yet nothing was removed")
 				}
 				return
@@ -155,7 +156,7 @@ func TestResetAsksUnlessForced(t *testing.T) {
 			if tc.interactive && !errors.Is(err, ErrCancelled) {
 				t.Errorf("not ErrCancelled: %v", err)
 			}
-			if after := w.fs.paths(); !reflect.DeepEqual(before, after) || len(w.services.calls) > 0 {
+			if after := w.fs.Paths(); !reflect.DeepEqual(before, after) || len(w.services.calls) > 0 {
 				t.Errorf("changed the host without confirmation: %v", w.services.calls)
 			}
 		})
@@ -164,7 +165,7 @@ func TestResetAsksUnlessForced(t *testing.T) {
 
 func TestResetFailureNamesTheStepAndCanBeRunAgain(t *testing.T) {
 	w := joined(t)
-	w.fs.failRemove[certFile] = errors.New("The process cannot access the file because it is being used by another process.")
+	w.fs.FailRemove[certFile] = errors.New("The process cannot access the file because it is being used by another process.")
 	var out bytes.Buffer
 	err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system())
 	var se *steps.StepError
@@ -177,15 +178,15 @@ func TestResetFailureNamesTheStepAndCanBeRunAgain(t *testing.T) {
 	if strings.Contains(out.String(), "Rolling back") {
 		t.Errorf("reset has nothing to roll back:\n%s", out.String())
 	}
-	if w.fs.has(keyFile) || w.fs.has(caFile) {
+	if w.fs.Has(keyFile) || w.fs.Has(caFile) {
 		t.Errorf("the other certificate files were not removed")
 	}
-	delete(w.fs.failRemove, certFile)
+	delete(w.fs.FailRemove, certFile)
 	if err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system()); err != nil {
 		t.Fatalf("reset again: %v", err)
 	}
-	if w.fs.has(certFile) || w.fs.has(`C:\etc\kubeedge`) || w.fs.has(dbFile) {
-		t.Errorf("second reset left files: %v", w.fs.paths())
+	if w.fs.Has(certFile) || w.fs.Has(`C:\etc\kubeedge`) || w.fs.Has(dbFile) {
+		t.Errorf("second reset left files: %v", w.fs.Paths())
 	}
 }
 
@@ -203,7 +204,7 @@ func TestResetStopsOnServiceErrors(t *testing.T) {
 			err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system())
 			mustContain(t, "error", fmt.Sprint(err), "reset failed at step 2/8 (stop and remove the service)", tc.want)
 			// The files of a service that may still run are left.
-			if !w.fs.has(cfgFile) || !w.fs.has(dbFile) {
+			if !w.fs.Has(cfgFile) || !w.fs.Has(dbFile) {
 				t.Errorf("removed files while the service may still run")
 			}
 		})
@@ -213,24 +214,24 @@ func TestResetStopsOnServiceErrors(t *testing.T) {
 func TestResetNotAdministratorChangesNothing(t *testing.T) {
 	w := joined(t)
 	w.elevated = false
-	before := w.fs.paths()
+	before := w.fs.Paths()
 	err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system())
 	mustContain(t, "error", fmt.Sprint(err), "reset failed at step 1/8 (check Administrator): not running as Administrator, which reset needs",
 		`fix: open PowerShell with "Run as administrator"`)
-	if !reflect.DeepEqual(before, w.fs.paths()) || len(w.services.calls) > 0 {
+	if !reflect.DeepEqual(before, w.fs.Paths()) || len(w.services.calls) > 0 {
 		t.Errorf("changed the host")
 	}
 }
 
 func TestResetKeepsDirectoriesThatHoldOtherFiles(t *testing.T) {
 	w := joined(t)
-	w.fs.write(`C:\etc\kubeedge\manifests\static-pod.yaml`, "kind: Pod")
+	w.fs.AddFile(`C:\etc\kubeedge\manifests\static-pod.yaml`, "kind: Pod")
 	var out bytes.Buffer
 	if err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system()); err != nil {
 		t.Fatal(err)
 	}
 	mustContain(t, "output", out.String(), `kept C:\etc\kubeedge\manifests: it is not empty`, `kept C:\etc\kubeedge: it is not empty`)
-	if !w.fs.has(`C:\etc\kubeedge\manifests\static-pod.yaml`) {
+	if !w.fs.Has(`C:\etc\kubeedge\manifests\static-pod.yaml`) {
 		t.Errorf("removed the operator's static pod")
 	}
 }
@@ -243,18 +244,18 @@ func TestResetWithAnUnreadableConfigurationUsesTheDefaultsAndKeepsIt(t *testing.
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := joined(t)
-			w.fs.write(cfgFile, content)
+			w.fs.AddFile(cfgFile, content)
 			var out bytes.Buffer
 			if err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system()); err != nil {
 				t.Fatal(err)
 			}
 			mustContain(t, "output", out.String(), `Cannot read C:\etc\kubeedge\config\edgecore.yaml (`, "removing from the default locations",
 				`kept C:\etc\kubeedge\config\edgecore.yaml: it could not be read as a configuration, so it may be any file; look at it and remove it yourself`)
-			if w.fs.content(cfgFile) != content {
+			if w.fs.Content(cfgFile) != content {
 				t.Errorf("reset removed or changed %s, which it could not read as a configuration", cfgFile)
 			}
-			if w.fs.has(certFile) || w.fs.has(dbFile) {
-				t.Errorf("default locations not cleaned: %v", w.fs.paths())
+			if w.fs.Has(certFile) || w.fs.Has(dbFile) {
+				t.Errorf("default locations not cleaned: %v", w.fs.Paths())
 			}
 		})
 	}
@@ -278,9 +279,9 @@ func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 		`C:\etc\shared\server.crt`: "shared cert",
 	}
 	for p, c := range others {
-		w.fs.write(p, c)
+		w.fs.AddFile(p, c)
 	}
-	cfg := w.fs.content(cfgFile)
+	cfg := w.fs.Content(cfgFile)
 	for from, to := range map[string]string{
 		caFile:   foreignCA,
 		keyFile:  foreignKey,
@@ -292,7 +293,7 @@ func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 		}
 		cfg = strings.ReplaceAll(cfg, from, to)
 	}
-	w.fs.write(cfgFile, cfg)
+	w.fs.AddFile(cfgFile, cfg)
 	if c, err := w.system().LoadConfig(cfgFile); err != nil || c.Modules.EdgeHub.TLSCAFile != foreignCA {
 		t.Fatalf("the hostile configuration does not load: %v", err)
 	}
@@ -311,7 +312,7 @@ func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for p, c := range others {
-		if w.fs.content(p) != c {
+		if w.fs.Content(p) != c {
 			t.Errorf("reset removed or changed %s, which the configuration names outside the node's directories", p)
 		}
 	}
@@ -324,13 +325,13 @@ func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 		"remove it yourself if nothing else uses it",
 		`removed C:\etc\kubeedge\config\edgecore.yaml`)
 	// What lies inside is still removed.
-	if w.fs.has(cfgFile) || w.fs.has(`C:\var\log\kubeedge`) {
-		t.Errorf("the node's own files were not removed: %v", w.fs.paths())
+	if w.fs.Has(cfgFile) || w.fs.Has(`C:\var\log\kubeedge`) {
+		t.Errorf("the node's own files were not removed: %v", w.fs.Paths())
 	}
 	// The directories of the foreign files stay, even when empty.
-	w.fs.mkdirAll(`C:\ProgramData\Empty`)
+	w.fs.AddDir(`C:\ProgramData\Empty`)
 	for _, d := range []string{`C:\Windows\System32\config`, `D:\Important\keys`, `C:\ProgramData\OtherApp`} {
-		if !w.fs.has(d) {
+		if !w.fs.Has(d) {
 			t.Errorf("reset removed %s", d)
 		}
 	}
@@ -339,7 +340,7 @@ func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 func TestResetLeavesAConfigurationOutsideTheNodeDirectories(t *testing.T) {
 	w := joined(t)
 	elsewhere := `C:\Users\admin\Desktop\edgecore.yaml`
-	w.fs.write(elsewhere, w.fs.content(cfgFile))
+	w.fs.AddFile(elsewhere, w.fs.Content(cfgFile))
 	o := w.resetOptions()
 	o.ConfigFile = elsewhere
 	var out bytes.Buffer
@@ -347,7 +348,7 @@ func TestResetLeavesAConfigurationOutsideTheNodeDirectories(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, "output", out.String(), `left C:\Users\admin\Desktop\edgecore.yaml, which --config names: it is outside the node's directories`)
-	if !w.fs.has(elsewhere) || !w.fs.has(`C:\Users\admin\Desktop`) {
+	if !w.fs.Has(elsewhere) || !w.fs.Has(`C:\Users\admin\Desktop`) {
 		t.Errorf("reset removed the operator's copy of the configuration or its directory")
 	}
 }
@@ -356,13 +357,11 @@ func TestResetDoesNotRemoveThroughALink(t *testing.T) {
 	w := joined(t)
 	// C:\etc\kubeedge\certs replaced by a junction to another directory:
 	// the key's path is inside by its text, but the file is not.
-	w.fs.mu.Lock()
-	w.fs.nodes[`C:\etc\kubeedge\certs`].link = true
-	w.fs.mu.Unlock()
+	w.fs.AddLink(`C:\etc\kubeedge\certs`)
 	err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system())
 	mustContain(t, "error", fmt.Sprint(err), "reset failed at step 4/8 (remove the certificates)",
 		`C:\etc\kubeedge\certs\server.key is reached through C:\etc\kubeedge\certs, a symbolic link or junction`)
-	if !w.fs.has(keyFile) || !w.fs.has(certFile) {
+	if !w.fs.Has(keyFile) || !w.fs.Has(certFile) {
 		t.Errorf("reset removed a file through a link")
 	}
 }
@@ -372,7 +371,7 @@ func TestResetRemovesUpgradeBackupsAndJournal(t *testing.T) {
 	backup := `C:\etc\kubeedge\backup\v0.1.0`
 	for _, f := range []string{backup + `\edgecore.exe`, backup + `\edgecore.yaml`, backup + `\edgecore.db`, backup + `\backup.json`,
 		`C:\etc\kubeedge\upgrade\journal.json`, `C:\etc\kubeedge\upgrade\v0.2.0\edgecore.exe`} {
-		w.fs.write(f, "copy")
+		w.fs.AddFile(f, "copy")
 	}
 	for _, keep := range []bool{false, true} {
 		o := w.resetOptions()
@@ -384,7 +383,7 @@ func TestResetRemovesUpgradeBackupsAndJournal(t *testing.T) {
 			t.Fatalf("keep-data %v: %v", keep, err)
 		}
 		mustContain(t, "question", out.String(), `remove the upgrade backups and journal: remove C:\etc\kubeedge\backup and C:\etc\kubeedge\upgrade`, "Reset this node? [y/N]")
-		if !w.fs.has(backup + `\edgecore.db`) {
+		if !w.fs.Has(backup + `\edgecore.db`) {
 			t.Fatal("removed before the answer")
 		}
 	}
@@ -396,18 +395,18 @@ func TestResetRemovesUpgradeBackupsAndJournal(t *testing.T) {
 	}
 	mustContain(t, "output", out.String(), `removed C:\etc\kubeedge\backup`+"\n", `removed C:\etc\kubeedge\upgrade`+"\n")
 	for _, gone := range []string{`C:\etc\kubeedge\backup`, `C:\etc\kubeedge\upgrade`, `C:\etc\kubeedge`} {
-		if w.fs.has(gone) {
+		if w.fs.Has(gone) {
 			t.Errorf("%s is still there (the backups keep copies of the database and the token)", gone)
 		}
 	}
-	if !w.fs.has(dbFile) {
+	if !w.fs.Has(dbFile) {
 		t.Errorf("--keep-data removed the database itself")
 	}
 }
 
 func TestResetDryRunChangesNothing(t *testing.T) {
 	w := joined(t)
-	before := w.fs.paths()
+	before := w.fs.Paths()
 	o := w.resetOptions()
 	o.DryRun = true
 	var out bytes.Buffer
@@ -418,7 +417,7 @@ func TestResetDryRunChangesNothing(t *testing.T) {
 		`[3/8] remove the configuration: remove C:\etc\kubeedge\config\edgecore.yaml`,
 		`[6/8] remove the upgrade backups and journal: remove C:\etc\kubeedge\backup and C:\etc\kubeedge\upgrade`,
 		`[7/8] remove the logs: remove C:\var\log\kubeedge and everything in it`)
-	if !reflect.DeepEqual(before, w.fs.paths()) || len(w.services.calls) > 0 {
+	if !reflect.DeepEqual(before, w.fs.Paths()) || len(w.services.calls) > 0 {
 		t.Errorf("dry run changed the host")
 	}
 }
@@ -459,7 +458,7 @@ func TestResetReadsAndRemovesTheConfigurationInItsCanonicalForm(t *testing.T) {
 	for _, spelled := range []string{`\\?\C:\etc\kubeedge\config\edgecore.yaml`, `C:\etc\kubeedge.\config\edgecore.yaml`, `C:\etc\kubeedge \config\edgecore.yaml`} {
 		t.Run(spelled, func(t *testing.T) {
 			w := joined(t)
-			w.fs.write(spelled, w.fs.content(cfgFile))
+			w.fs.AddFile(spelled, w.fs.Content(cfgFile))
 			o := w.resetOptions()
 			o.ConfigFile = spelled
 			var out bytes.Buffer
@@ -467,10 +466,10 @@ func TestResetReadsAndRemovesTheConfigurationInItsCanonicalForm(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
 			mustContain(t, "output", out.String(), `removed `+cfgFile)
-			if w.fs.has(cfgFile) {
+			if w.fs.Has(cfgFile) {
 				t.Errorf("the node's configuration %s was not removed", cfgFile)
 			}
-			if strings.Contains(spelled, ` \`) && !w.fs.has(spelled) {
+			if strings.Contains(spelled, ` \`) && !w.fs.Has(spelled) {
 				t.Errorf("reset removed %s, the file of a look-alike folder", spelled)
 			}
 		})

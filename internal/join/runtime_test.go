@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -27,10 +28,10 @@ const (
 // withBundle puts the runtime in the release folder, as the zip has it.
 func (w *world) withBundle() {
 	for _, f := range runtimeinstall.Files {
-		w.fs.write(bundle+`\`+f.Sub+`\`+f.Name, "MZ "+f.Name)
+		w.fs.AddFile(bundle+`\`+f.Sub+`\`+f.Name, "MZ "+f.Name)
 	}
-	w.fs.write(bundle+`\manifest.json`, `{"containerd": "v2.1.4", "hcsshim": "v0.13.0", "cni-plugins": "v1.10.0"}`)
-	w.fs.mkdirAll(`C:\Program Files`)
+	w.fs.AddFile(bundle+`\manifest.json`, `{"containerd": "v2.1.4", "hcsshim": "v0.13.0", "cni-plugins": "v1.10.0"}`)
+	w.fs.AddDir(`C:\Program Files`)
 }
 
 func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
@@ -61,33 +62,33 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 		t.Errorf("containerd's service %+v: want automatic start, recovery actions and a pre-shutdown wait", svc)
 	}
 	for _, f := range runtimeinstall.Files {
-		if !w.fs.has(ctrdDir+`\bin\`+f.Name) && !w.fs.has(ctrdDir+`\cni\bin\`+f.Name) {
+		if !w.fs.Has(ctrdDir+`\bin\`+f.Name) && !w.fs.Has(ctrdDir+`\cni\bin\`+f.Name) {
 			t.Errorf("%s was not installed", f.Name)
 		}
 	}
-	mustContain(t, "config.toml", w.fs.content(ctrdConfig), "version = 3", "sandbox = 'registry.k8s.io/pause:3.9'",
+	mustContain(t, "config.toml", w.fs.Content(ctrdConfig), "version = 3", "sandbox = 'registry.k8s.io/pause:3.9'",
 		`bin_dirs = ['C:\Program Files\containerd\cni\bin']`, `conf_dir = 'C:\Program Files\containerd\cni\conf'`)
 	// containerd's folder is made open to SYSTEM and Administrators only.
 	if w.made[ctrdDir] != acl.DirectorySDDL {
 		t.Errorf("containerd's folder was made with %q, want %q", w.made[ctrdDir], acl.DirectorySDDL)
 	}
-	mustContain(t, "record", w.fs.content(installRecord), `"service": "containerd"`, `containerd.exe`, `"containerd": "v2.1.4"`)
+	mustContain(t, "record", w.fs.Content(installRecord), `"service": "containerd"`, `containerd.exe`, `"containerd": "v2.1.4"`)
 	// The network between the runtime's files and its start, so that the
 	// started containerd finds it; through cni-config's rules, with the
 	// bundle's win-bridge.
 	if i, k, m := strings.Index(got, "] install the container runtime"), strings.Index(got, "] write the pod network"), strings.Index(got, "] start the container runtime"); !(i < k && k < m) {
 		t.Errorf("the pod network is not written between the runtime's files and its start:\n%s", got)
 	}
-	mustContain(t, "CNI config", w.fs.content(cniL2Bridge), `"type": "win-bridge"`, "10.244.2.0/24", "10.96.0.10")
-	mustContain(t, "network record", w.fs.content(cniNetRecord), `"writtenBy": "join"`, `"mode": "l2bridge"`, `"created": true`)
+	mustContain(t, "CNI config", w.fs.Content(cniL2Bridge), `"type": "win-bridge"`, "10.244.2.0/24", "10.96.0.10")
+	mustContain(t, "network record", w.fs.Content(cniNetRecord), `"writtenBy": "join"`, `"mode": "l2bridge"`, `"created": true`)
 	if _, ok := w.hns.networks["edgecore-l2bridge"]; !ok {
 		t.Errorf("no HNS network was created: %v", w.hns.calls)
 	}
 
 	// reset takes away what join installed, and only that.
-	w.fs.write(ctrdDir+`\containerd.log`, "containerd's own log")
+	w.fs.AddFile(ctrdDir+`\containerd.log`, "containerd's own log")
 	out.Reset()
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "reset output", out.String(), "remove the pod network join wrote", "removed "+cniL2Bridge,
@@ -102,15 +103,15 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 		t.Errorf("services left: %v", w.services.installed)
 	}
 	for _, p := range []string{ctrdExe, ctrdConfig, cniBridge, installRecord, cniL2Bridge} {
-		if w.fs.has(p) {
+		if w.fs.Has(p) {
 			t.Errorf("reset left %s", p)
 		}
 	}
 	// The HNS network stays, and its record for reset --network.
-	if rec := w.fs.content(cniNetRecord); !strings.Contains(rec, "edgecore-l2bridge") || strings.Contains(rec, "writtenBy") {
+	if rec := w.fs.Content(cniNetRecord); !strings.Contains(rec, "edgecore-l2bridge") || strings.Contains(rec, "writtenBy") {
 		t.Errorf("the network's record after reset: %q", rec)
 	}
-	if !w.fs.has(ctrdDir + `\containerd.log`) {
+	if !w.fs.Has(ctrdDir + `\containerd.log`) {
 		t.Error("reset removed a file join did not write")
 	}
 }
@@ -118,7 +119,7 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 func TestJoinDryRunShowsTheRuntimeAndChangesNothing(t *testing.T) {
 	w := newWorld(t)
 	w.withBundle()
-	before := w.fs.paths()
+	before := w.fs.Paths()
 	o := withL2Bridge(w.options())
 	o.DryRun = true
 	var out bytes.Buffer
@@ -135,7 +136,7 @@ func TestJoinDryRunShowsTheRuntimeAndChangesNothing(t *testing.T) {
 	if !regexp.MustCompile(`(?s)register the container runtime's service.*write the pod network.*start the container runtime`).MatchString(out.String()) {
 		t.Errorf("the dry run does not register containerd's service, write the network, and start containerd in that order:\n%s", out.String())
 	}
-	if after := w.fs.paths(); !reflect.DeepEqual(before, after) || len(w.services.calls) != 0 || len(w.hns.calls) != 0 {
+	if after := w.fs.Paths(); !reflect.DeepEqual(before, after) || len(w.services.calls) != 0 || len(w.hns.calls) != 0 {
 		t.Errorf("the dry run changed the host: %v %v %v", after, w.services.calls, w.hns.calls)
 	}
 }
@@ -191,12 +192,12 @@ func TestJoinBundledRefusesAHostWithContainerd(t *testing.T) {
 func TestJoinRuntimeFilesInTheWayAreRefusedBeforeAnyChange(t *testing.T) {
 	w := newWorld(t)
 	w.withBundle()
-	w.fs.write(ctrdExe, "someone else's")
-	before := w.fs.paths()
+	w.fs.AddFile(ctrdExe, "someone else's")
+	before := w.fs.Paths()
 	err := Run(context.Background(), &bytes.Buffer{}, w.options(), w.system())
 	stepError(t, err, 1)
 	mustContain(t, "error", err.Error(), `files of another containerd installation are in the way: C:\Program Files\containerd\bin\containerd.exe`, "fix: move them away")
-	if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+	if after := w.fs.Paths(); !reflect.DeepEqual(before, after) {
 		t.Errorf("the host changed: %v", after)
 	}
 }
@@ -206,7 +207,7 @@ func TestJoinRuntimeFilesInTheWayAreRefusedBeforeAnyChange(t *testing.T) {
 func TestJoinFailureRemovesTheInstalledRuntime(t *testing.T) {
 	w := newWorld(t)
 	w.withBundle()
-	before := w.fs.paths()
+	before := w.fs.Paths()
 	// edgecore's start fails; containerd's succeeded before it.
 	sys := w.system()
 	sys.Services = failStart{w.services, "edgecore"}
@@ -219,7 +220,7 @@ func TestJoinFailureRemovesTheInstalledRuntime(t *testing.T) {
 	if len(w.hns.networks) != 0 || len(w.hns.endpoints) != 0 {
 		t.Errorf("HNS objects left: %v %v", w.hns.networks, w.hns.endpoints)
 	}
-	if after := w.fs.paths(); !reflect.DeepEqual(before, after) {
+	if after := w.fs.Paths(); !reflect.DeepEqual(before, after) {
 		t.Errorf("after rollback the host has\n%v\nwant\n%v", after, before)
 	}
 	if len(w.services.installed) != 0 {
@@ -243,12 +244,12 @@ func (f failStart) Start(name string) error {
 func TestResetLeavesAContainerdJoinDidNotInstall(t *testing.T) {
 	w := newWorld(t)
 	w.services.installed["containerd"] = service.Config{Name: "containerd"}
-	w.fs.write(ctrdExe, "the operator's")
+	w.fs.AddFile(ctrdExe, "the operator's")
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
-	if _, ok := w.services.installed["containerd"]; !ok || !w.fs.has(ctrdExe) {
+	if _, ok := w.services.installed["containerd"]; !ok || !w.fs.Has(ctrdExe) {
 		t.Errorf("reset removed the operator's containerd:\n%s", out.String())
 	}
 	mustContain(t, "reset output", out.String(), "containerd with its containers and images, the CNI configuration")
@@ -257,9 +258,9 @@ func TestResetLeavesAContainerdJoinDidNotInstall(t *testing.T) {
 func TestResetKeepsContainerdWhenTheRecordNamesOtherPaths(t *testing.T) {
 	w := newWorld(t)
 	w.services.installed["containerd"] = service.Config{Name: "containerd"}
-	w.fs.write(installRecord, `{"service": "containerd", "files": ["C:\\Windows\\System32\\kernel32.dll"], "dirs": []}`)
+	w.fs.AddFile(installRecord, `{"service": "containerd", "files": ["C:\\Windows\\System32\\kernel32.dll"], "dirs": []}`)
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host}, w.system()); err != nil {
+	if err := Reset(context.Background(), nil, &out, false, ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Force: true, Host: w.host, Layout: config.NewLayout(w.host)}, w.system()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
 	}
 	mustContain(t, "output", out.String(), `kept containerd:`, `outside C:\Program Files\containerd`)

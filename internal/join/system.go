@@ -8,16 +8,17 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
-	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 // System is everything join and reset do to the host or learn from it.
 // The commands pass the real functions; tests pass fakes and check what
 // was called.
 type System struct {
-	FS FS
+	FS hostfs.FS
 	// Reach reports whether cloudcore answers at host:port.
 	Reach config.Reach
 	// Elevated reports whether the process runs as an elevated
@@ -33,8 +34,11 @@ type System struct {
 	RemoveToken func(path string) error
 	// Protect reads and sets the owners and ACLs of the node's files
 	// (protect.HostACLs).
-	Protect  protect.Host
-	Services Services
+	Protect protect.Host
+	// Services is the service manager (deps.WindowsServices outside
+	// tests); errors wrap the service package's sentinel errors
+	// (service.ErrAlreadyInstalled, ErrNotInstalled, ErrAccessDenied, ...).
+	Services deps.Services
 	Clock    clock.Clock
 	// Runtime is what installing the bundled container runtime does to
 	// the host and learns from it; its Services are the ones above.
@@ -46,17 +50,4 @@ type System struct {
 	// PodNet is the host as the pod network sees it, for the CNI
 	// configuration join writes and reset removes.
 	PodNet PodNetHost
-}
-
-// Services controls Windows services (deps.WindowsServices outside
-// tests). Errors wrap the service package's sentinel errors
-// (service.ErrAlreadyInstalled, ErrNotInstalled, ErrAccessDenied, ...).
-type Services interface {
-	Installed(name string) (bool, error)
-	Install(c service.Config) (warnings []string, err error)
-	// Start starts the service and waits until it runs.
-	Start(name string) error
-	// Uninstall stops the service, waits until it has stopped, and
-	// deletes it.
-	Uninstall(name string) error
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
@@ -228,7 +229,7 @@ func (j *Join) wait(ctx context.Context, out io.Writer) error {
 func (j *Join) certificatesExist() (bool, error) {
 	hub := j.cfg.Modules.EdgeHub
 	for _, f := range []string{hub.TLSCertFile, hub.TLSPrivateKeyFile} {
-		ok, err := exists(j.sys.FS, f)
+		ok, err := hostfs.Exists(j.sys.FS, f)
 		if err != nil || !ok {
 			return false, err
 		}

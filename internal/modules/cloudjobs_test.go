@@ -61,6 +61,11 @@ func (noService) Query(string) (service.Status, error) {
 func (noService) Start(string) error                  { return nil }
 func (noService) Stop(string) error                   { return nil }
 func (noService) SetCommandLine(string, string) error { return nil }
+func (noService) Installed(string) (bool, error) {
+	return false, errors.New("access denied")
+}
+func (noService) Install(service.Config) ([]string, error) { return nil, errors.New("access denied") }
+func (noService) Uninstall(string) error                   { return errors.New("access denied") }
 
 func configRunnerOn(t *testing.T) (*configJobs, *statusLog, string, []string) {
 	t.Helper()

@@ -14,6 +14,7 @@ import (
 	taskmsg "github.com/kubeedge/kubeedge/pkg/nodetask/message"
 
 	"github.com/kubeedge-windows/edgecore/internal/clock"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -24,7 +25,7 @@ import (
 // or replaced.
 func TestNodeUpgradeJobWaitsForConfirmation(t *testing.T) {
 	dir := t.TempDir()
-	env := upgrade.Env{GOOS: runtime.GOOS, FS: upgrade.OSFS{}, Clock: clock.Real{}, Paths: upgrade.Paths{
+	env := upgrade.Env{GOOS: runtime.GOOS, FS: hostfs.OS{}, Clock: clock.Real{}, Paths: upgrade.Paths{
 		StateDir: dir, Waiting: filepath.Join(dir, "waiting.json"), Confirmed: filepath.Join(dir, "confirmed.json"),
 	}}
 	var (

@@ -12,6 +12,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
@@ -63,7 +64,7 @@ type Options struct {
 // Env is the host as cni-config reaches it.
 type Env struct {
 	HNS               HNS
-	FS                FS
+	FS                hostfs.FS
 	ContainerdVersion ContainerdVersion
 	Now               func() time.Time
 }
@@ -309,39 +310,39 @@ func (r *run) apply() error {
 		}
 	}
 	if r.confChanged {
-		if err := fsys.WriteFile(o.Output, r.conf); err != nil {
+		if err := writeFile(fsys, o.GOOS, o.Output, r.conf); err != nil {
 			return fmt.Errorf("write %s: %w", o.Output, err)
 		}
-		r.undo.Push("restore "+o.Output, restore(fsys, o.Output, r.oldConf))
+		r.undo.Push("restore "+o.Output, restore(fsys, o.GOOS, o.Output, r.oldConf))
 	}
 	if st := r.state.encode(); !bytes.Equal(st, r.prevRaw) {
-		if err := fsys.WriteFile(o.StateFile, st); err != nil {
+		if err := writeFile(fsys, o.GOOS, o.StateFile, st); err != nil {
 			return fmt.Errorf("record the network in %s: %w", o.StateFile, err)
 		}
-		r.undo.Push("restore "+o.StateFile, restore(fsys, o.StateFile, r.prevRaw))
+		r.undo.Push("restore "+o.StateFile, restore(fsys, o.GOOS, o.StateFile, r.prevRaw))
 	}
 	if c := r.ctrd; c != nil && len(c.changes) > 0 {
 		r.backup = c.path + "." + r.env.Now().Format("20060102-150405") + ".bak"
-		if err := fsys.WriteFile(r.backup, c.before); err != nil {
+		if err := writeFile(fsys, o.GOOS, r.backup, c.before); err != nil {
 			return fmt.Errorf("save a copy of %s: %w", c.path, err)
 		}
 		backup := r.backup
 		r.undo.Push("remove "+backup, func() error { return fsys.Remove(backup) })
-		if err := fsys.WriteFile(c.path, c.after); err != nil {
+		if err := writeFile(fsys, o.GOOS, c.path, c.after); err != nil {
 			return fmt.Errorf("write %s: %w", c.path, err)
 		}
-		r.undo.Push("restore "+c.path, restore(fsys, c.path, c.before))
+		r.undo.Push("restore "+c.path, restore(fsys, o.GOOS, c.path, c.before))
 	}
 	return nil
 }
 
 // restore puts back what path held, or removes it when it held nothing.
-func restore(fsys FS, path string, old []byte) func() error {
+func restore(fsys hostfs.FS, goos, path string, old []byte) func() error {
 	return func() error {
 		if old == nil {
 			return fsys.Remove(path)
 		}
-		return fsys.WriteFile(path, old)
+		return writeFile(fsys, goos, path, old)
 	}
 }
 

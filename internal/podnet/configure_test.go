@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
 
@@ -174,14 +175,14 @@ func TestL2BridgeReusesAForeignNetworkWithoutOwningIt(t *testing.T) {
 	if err := Configure(&bytes.Buffer{}, h.options(), h.env()); err != nil {
 		t.Fatal(err)
 	}
-	st, _, _ := ReadState(OSFS{}, h.options().StateFile)
+	st, _, _ := ReadState(hostfs.OS{}, h.options().StateFile)
 	if st.Network.Created || !st.Endpoint.Created {
 		t.Errorf("ownership: network %+v endpoint %+v", st.Network, st.Endpoint)
 	}
 	// reset --network removes the endpoint it created and leaves the
 	// network it found.
 	var out bytes.Buffer
-	r := Remover{StateFile: h.options().StateFile, FS: OSFS{}, HNS: h.hns}
+	r := Remover{StateFile: h.options().StateFile, FS: hostfs.OS{}, HNS: h.hns}
 	if d := r.Describe(); d != `remove HNS endpoint "edgecore-l2bridge-host", which cni-config created, and `+h.options().StateFile {
 		t.Errorf("Describe: %s", d)
 	}
@@ -201,7 +202,7 @@ func TestRemoveOnlyWhatCNIConfigCreated(t *testing.T) {
 	if err := Configure(&bytes.Buffer{}, h.options(), h.env()); err != nil {
 		t.Fatal(err)
 	}
-	r := Remover{StateFile: h.options().StateFile, FS: OSFS{}, HNS: h.hns}
+	r := Remover{StateFile: h.options().StateFile, FS: hostfs.OS{}, HNS: h.hns}
 	if d := r.Describe(); !strings.HasPrefix(d, `remove HNS endpoint "edgecore-l2bridge-host" and HNS network "edgecore-l2bridge", which cni-config created`) {
 		t.Errorf("Describe: %s", d)
 	}
@@ -294,7 +295,7 @@ func TestNATPointsContainerdAtTheFile(t *testing.T) {
 	if !strings.Contains(files["cni/conf/0-containerd-nat.conf"], `"type": "nat"`) {
 		t.Errorf("files %s", names(files))
 	}
-	st, _, _ := ReadState(OSFS{}, o.StateFile)
+	st, _, _ := ReadState(hostfs.OS{}, o.StateFile)
 	if st.Mode != cni.ModeNAT || st.Network != nil || st.CNIConfFile != o.Output {
 		t.Errorf("state %+v", st)
 	}

@@ -1,11 +1,12 @@
 package podnet
 
 import (
+	"fmt"
 	"net/netip"
-	"os"
 
-	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
 
@@ -27,22 +28,15 @@ type HNS interface {
 	EnableForwarding(addr netip.Addr) error
 }
 
-// FS is the file system as cni-config uses it.
-type FS interface {
-	ReadFile(path string) ([]byte, error)
-	// WriteFile replaces path atomically, creating its directory.
-	WriteFile(path string, data []byte) error
-	Remove(path string) error
+// writeFile replaces path atomically through fsys (hostfs.FS.WriteFile),
+// creating its directory first: cni-config writes into containerd's
+// folders, which a host may not have yet.
+func writeFile(fsys hostfs.FS, goos, path string, data []byte) error {
+	if err := fsys.MkdirAll(ospath.Dir(goos, path)); err != nil {
+		return fmt.Errorf("create directory for %s: %w", path, err)
+	}
+	return fsys.WriteFile(path, data)
 }
-
-// OSFS is the host's file system.
-type OSFS struct{}
-
-func (OSFS) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
-func (OSFS) WriteFile(path string, data []byte) error {
-	return config.WriteNewFile(path, data, 0o644, true)
-}
-func (OSFS) Remove(path string) error { return os.Remove(path) }
 
 // ContainerdVersion asks the installed containerd for its version; it
 // decides the keys of a config.toml edit.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
 
@@ -161,7 +162,7 @@ func (f *fakeHNS) mutations() []string {
 
 // stepFS is the real file system, with writes counted as steps.
 type stepFS struct {
-	OSFS
+	hostfs.OS
 	steps *changes
 }
 
@@ -169,7 +170,7 @@ func (f stepFS) WriteFile(path string, data []byte) error {
 	if err := f.steps.change("write " + filepath.Base(path)); err != nil {
 		return err
 	}
-	return f.OSFS.WriteFile(path, data)
+	return f.OS.WriteFile(path, data)
 }
 
 // host is a test host: a temporary directory standing in for the

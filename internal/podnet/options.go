@@ -103,12 +103,13 @@ func SystemFacts() HostFacts {
 	}
 }
 
-// HostEnv is the host cni-config changes: HNS, the files, and the
-// containerd installed in l's place.
-func HostEnv(l config.Layout) Env {
+// HostEnv is the host cni-config changes: HNS, d's file system, and the
+// containerd installed in d's layout.
+func HostEnv(d *deps.Dependencies) Env {
+	l := d.Layout
 	return Env{
 		HNS:               hns.New(),
-		FS:                OSFS{},
+		FS:                d.FS,
 		ContainerdVersion: InstalledContainerd(l.GOOS, l.ContainerdDir),
 		Now:               time.Now,
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 )
@@ -20,14 +22,14 @@ import (
 // since been replaced (another ID), is left alone.
 type Remover struct {
 	StateFile string
-	FS        FS
+	FS        hostfs.FS
 	HNS       HNS
 }
 
-// HostRemover removes the network cni-config recorded in l's place, from
+// HostRemover removes the network cni-config recorded in d's layout, from
 // this host's HNS.
-func HostRemover(l config.Layout) Remover {
-	return Remover{StateFile: StateFile(l), FS: OSFS{}, HNS: hns.New()}
+func HostRemover(d *deps.Dependencies) Remover {
+	return Remover{StateFile: StateFile(d.Layout), FS: d.FS, HNS: hns.New()}
 }
 
 // Describe says what Remove will remove, for reset's plan.
@@ -127,7 +129,7 @@ func (r Remover) remove(kind string, o *Object, lookup func(string) (string, err
 // l's place says; ok is false when there is no record, or when it names
 // another writer (cni-config has written the file since). A record naming a
 // file outside l's CNI conf folder is refused: reset removes nothing else.
-func Written(fsys FS, l config.Layout, who string) (State, bool, error) {
+func Written(fsys hostfs.FS, l config.Layout, who string) (State, bool, error) {
 	st, ok, err := ReadState(fsys, StateFile(l))
 	if err != nil || !ok || st.WrittenBy != who || st.CNIConfFile == "" {
 		return State{}, false, err
@@ -142,14 +144,14 @@ func Written(fsys FS, l config.Layout, who string) (State, bool, error) {
 // RemoveWritten removes the CNI configuration st records, then the record,
 // unless the record still names an HNS network cni-config or join created:
 // `reset --network` reads it to remove that network.
-func RemoveWritten(out io.Writer, fsys FS, l config.Layout, st State) error {
+func RemoveWritten(out io.Writer, fsys hostfs.FS, l config.Layout, st State) error {
 	if err := fsys.Remove(st.CNIConfFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", st.CNIConfFile, err)
 	}
 	fmt.Fprintf(out, "removed %s\n", st.CNIConfFile)
 	if n := st.Network; n != nil && n.Created {
 		st.CNIConfFile, st.WrittenBy = "", ""
-		if err := fsys.WriteFile(StateFile(l), st.encode()); err != nil {
+		if err := writeFile(fsys, l.GOOS, StateFile(l), st.encode()); err != nil {
 			return fmt.Errorf("update %s: %w", StateFile(l), err)
 		}
 		fmt.Fprintf(out, "kept HNS network %q and its record %s: `edgecore.exe reset --network` removes them\n", n.Name, StateFile(l))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 )
 
 // StateFile is where cni-config records what it set up: in containerd's
@@ -58,7 +59,7 @@ type Object struct {
 }
 
 // ReadState reads the record; ok is false when there is none.
-func ReadState(fsys FS, path string) (s State, ok bool, err error) {
+func ReadState(fsys hostfs.FS, path string) (s State, ok bool, err error) {
 	data, err := fsys.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{}, false, nil

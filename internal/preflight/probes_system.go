@@ -34,7 +34,7 @@ func SystemProbes(d *deps.Dependencies) Probes {
 		DialQUIC:          dialQUIC,
 		Certificate:       readCertificate,
 		Now:               time.Now,
-		PodNetwork:        systemPodNetworkProbes(d.Layout),
+		PodNetwork:        systemPodNetworkProbes(d.Layout, d.FS),
 		Service:           d.Services.Query,
 	}
 }

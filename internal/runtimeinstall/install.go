@@ -13,6 +13,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/containerd"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
@@ -51,14 +52,6 @@ type Options struct {
 	Versions map[string]string
 }
 
-// Services controls Windows services (join.Services is one).
-type Services interface {
-	Installed(name string) (bool, error)
-	Install(c service.Config) (warnings []string, err error)
-	Start(name string) error
-	Uninstall(name string) error
-}
-
 // Host is every effect on, and fact of, the host.
 type Host struct {
 	// Exists reports whether anything is at path.
@@ -73,7 +66,9 @@ type Host struct {
 	// Remove removes a file or an empty directory.
 	Remove   func(path string) error
 	ReadFile func(path string) ([]byte, error)
-	Services Services
+	// Services is the service manager (deps.WindowsServices outside
+	// tests).
+	Services deps.Services
 	// CRI asks the runtime at an endpoint for Version and Status.
 	CRI func(ctx context.Context, endpoint string) (hostprobe.CRIStatus, error)
 	// Clock paces the CRI polls.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
-	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -58,13 +58,13 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 		t.Skipf("this host has a containerd service already (%v): the test would not install the bundled one", err)
 	}
 	// Not t.TempDir: os.RemoveAll's walk fails under Wine ("Invalid
-	// function"); join.RemoveTree is the walk that works there.
+	// function"); hostfs.RemoveTree is the walk that works there.
 	tmp, err := os.MkdirTemp("", "bundle-test-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := join.RemoveTree(join.OSFS{}, config.Windows, tmp); err != nil {
+		if err := hostfs.RemoveTree(hostfs.OS{}, config.Windows, tmp); err != nil {
 			t.Logf("left %s: %v", tmp, err)
 		}
 	})

@@ -125,7 +125,7 @@ func (o Options) Validate() error {
 // System is what the takeover reads and changes on the host; tests pass
 // recording fakes.
 type System struct {
-	Services upgrade.Services
+	Services deps.Services
 	// ReadFile reads a file; Exists says whether a path exists.
 	ReadFile func(path string) ([]byte, error)
 	Exists   func(path string) (bool, error)

@@ -34,6 +34,9 @@ var host = config.Host{GOOS: config.Windows, Hostname: "WIN-EDGE-1", SystemDrive
 
 // world is a host keadm joined, recording every change made to it.
 type world struct {
+	// Services is nil: a takeover never installs or deletes a service,
+	// so Install and Uninstall, left to it, panic and fail the test.
+	deps.Services
 	files    map[string]string
 	st       service.Status
 	calls    []string
@@ -95,6 +98,13 @@ func (w *world) Stop(name string) error {
 	w.st.State = service.Stopped
 	return nil
 }
+
+// Installed is what Query says, as deps.WindowsServices has it.
+func (w *world) Installed(name string) (bool, error) {
+	st, err := w.Query(name)
+	return st.Installed, err
+}
+
 func (w *world) SetCommandLine(name, line string) error {
 	w.record("set command line %s", line)
 	w.st.CommandLine = line

@@ -238,7 +238,7 @@ func chooseBackup(e Env, running, want string) (string, *BackupInfo, error) {
 			return j.Backup, b, nil
 		}
 	}
-	names, err := e.FS.ReadDir(e.Paths.BackupRoot)
+	entries, err := e.FS.ReadDir(e.Paths.BackupRoot)
 	if err != nil && !isNotExist(err) {
 		return "", nil, err
 	}
@@ -248,7 +248,8 @@ func chooseBackup(e Env, running, want string) (string, *BackupInfo, error) {
 	}
 	var cands []cand
 	var damaged []string
-	for _, n := range names {
+	for _, de := range entries {
+		n := de.Name()
 		dir := ospath.Join(e.GOOS, e.Paths.BackupRoot, n)
 		b, err := readBackup(e, dir)
 		if err != nil {

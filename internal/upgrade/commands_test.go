@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/internal/testdir"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -147,7 +148,7 @@ func realEnv(t *testing.T) (Env, string) {
 		*f = filepath.Join(root, *f)
 	}
 	return Env{
-		GOOS: "linux", Paths: p, FS: OSFS{}, Service: "edgecore", Clock: clock.Real{},
+		GOOS: "linux", Paths: p, FS: hostfs.OS{}, Service: "edgecore", Clock: clock.Real{},
 		Restrict: func(string) error { return nil }, PID: os.Getpid(), Version: "v0.1.0",
 	}, root
 }

@@ -58,8 +58,8 @@ func cutPower(f func()) (cut bool, op string) {
 //   - a file (the journal, a backup's file, a copy of a binary) is written
 //     beside its name, flushed, and renamed into place with the rename
 //     written through; a torn or half-flushed file never carries the name
-//     (OSFS.WriteFile and CopyFile, release.Extract;
-//     TestOSFSFlushesBeforeItRenamesAndRenamesWriteThrough records it);
+//     (hostfs.OS.WriteFile and CopyFile, release.Extract;
+//     hostfs.TestOSFlushesBeforeItRenamesAndRenamesWriteThrough records it);
 //   - a rename returns once it is on disk (durable.Rename: MoveFileEx with
 //     MOVEFILE_WRITE_THROUGH, rename and a directory fsync elsewhere);
 //   - the service's new command line is flushed, RegFlushKey on

@@ -18,62 +18,26 @@ package upgrade
 
 import (
 	"context"
-	"io/fs"
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
-	"github.com/kubeedge-windows/edgecore/windows/service"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 )
-
-// FS is the file system as an upgrade uses it. Paths are written for the
-// target OS (Env.GOOS).
-type FS interface {
-	ReadFile(path string) ([]byte, error)
-	// WriteFile replaces path with data so that a power cut leaves either
-	// the old or the new content: written beside it, flushed, renamed.
-	WriteFile(path string, data []byte) error
-	// CopyFile replaces dst with a copy of src in the same way.
-	CopyFile(src, dst string) error
-	// Rename moves from to to, replacing to, and returns once that is on
-	// disk. On Windows that fails when to is a running program; renaming
-	// a running program away works.
-	Rename(from, to string) error
-	// Remove removes a file; a missing one is an error wrapping
-	// fs.ErrNotExist.
-	Remove(path string) error
-	// RemoveAll removes path and everything below it; a missing path is
-	// not an error. Files in use stay, and make it fail.
-	RemoveAll(path string) error
-	Stat(path string) (fs.FileInfo, error)
-	MkdirAll(path string) error
-	// SHA256 is the file's checksum in lower-case hex.
-	SHA256(path string) (string, error)
-	// ReadDir lists the names in a directory.
-	ReadDir(path string) ([]string, error)
-}
-
-// Services is the service manager, with the service package's semantics:
-// Start and Stop wait until the service runs or has stopped.
-type Services interface {
-	Query(name string) (service.Status, error)
-	Start(name string) error
-	Stop(name string) error
-	// SetCommandLine replaces the service's command line in one write,
-	// flushed to disk before it returns (service.SetCommandLine).
-	SetCommandLine(name, line string) error
-}
 
 // Env is the host an upgrade acts on.
 type Env struct {
 	// GOOS is the target OS, for its path rules.
 	GOOS  string
 	Paths Paths
-	FS    FS
-	// Services controls the edgecore service, and Service is its name
+	// FS is the file system (hostfs.OS outside tests).
+	FS hostfs.FS
+	// Services controls the edgecore service (the one service-manager
+	// adapter, deps.Services), and Service is its name
 	// (service.DefaultName): a journal is carried out only for it.
-	Services Services
+	Services deps.Services
 	Service  string
 	Clock    clock.Clock
 	// Restrict gives a directory tree the ACL of C:\etc\kubeedge

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -280,7 +281,7 @@ func (f *fakeFS) SHA256(p string) (string, error) {
 	return sum(string(d)), nil
 }
 
-func (f *fakeFS) ReadDir(p string) ([]string, error) {
+func (f *fakeFS) ReadDir(p string) ([]fs.DirEntry, error) {
 	k := key(p)
 	if !f.dirs[k] {
 		return nil, notExist("readdir", p)
@@ -301,7 +302,33 @@ func (f *fakeFS) ReadDir(p string) ([]string, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return names, nil
+	entries := make([]fs.DirEntry, 0, len(names))
+	for _, n := range names {
+		info, err := f.Stat(ospath.Join(ospath.Windows, p, n))
+		if err != nil {
+			return nil, err
+		}
+		i := info.(fakeInfo)
+		i.name = n
+		entries = append(entries, fs.FileInfoToDirEntry(i))
+	}
+	return entries, nil
+}
+
+// Lstat is Stat: this file system has no links.
+func (f *fakeFS) Lstat(p string) (fs.FileInfo, error) { return f.Stat(p) }
+
+// Tail reads from offset on, from the start when the file is shorter, as
+// the host's does.
+func (f *fakeFS) Tail(p string, offset int64) ([]byte, int64, error) {
+	d, err := f.ReadFile(p)
+	if err != nil {
+		return nil, offset, err
+	}
+	if int64(len(d)) < offset {
+		offset = 0
+	}
+	return d[offset:], int64(len(d)), nil
 }
 
 func sum(s string) string {
@@ -349,6 +376,9 @@ type program struct {
 // read from the fake file system when it starts; the process it starts
 // writes its health record as the real node does (Node.tick).
 type fakeServices struct {
+	// Services is nil: an upgrade never installs or deletes a service,
+	// so Install and Uninstall, left to it, panic and fail the test.
+	deps.Services
 	ops      *ops
 	fs       *fakeFS
 	clock    *fakeClock
@@ -442,6 +472,12 @@ func (s *fakeServices) launch(b program) {
 	} else {
 		s.node = nil
 	}
+}
+
+// Installed is what Query says, as deps.WindowsServices has it.
+func (s *fakeServices) Installed(name string) (bool, error) {
+	st, err := s.Query(name)
+	return st.Installed, err
 }
 
 // SetCommandLine changes the binary the service manager starts, as one

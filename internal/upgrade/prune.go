@@ -132,7 +132,7 @@ func (d *driver) pruneStaging(j *Journal) {
 // listDirs lists the directories in root, each named by its version.
 func (d *driver) listDirs(root string) []prunable {
 	e := d.e
-	names, err := e.FS.ReadDir(root)
+	entries, err := e.FS.ReadDir(root)
 	if err != nil {
 		if !isNotExist(err) {
 			d.printf("warning: could not list %s to remove what is no longer needed: %v\n", root, err)
@@ -140,7 +140,8 @@ func (d *driver) listDirs(root string) []prunable {
 		return nil
 	}
 	var dirs []prunable
-	for _, n := range names {
+	for _, de := range entries {
+		n := de.Name()
 		dir := ospath.Join(e.GOOS, root, n)
 		st, err := e.FS.Stat(dir)
 		if err != nil || !st.IsDir() {

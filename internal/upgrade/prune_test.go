@@ -79,11 +79,11 @@ func (h *host) oldBackup(version string, created time.Time) {
 
 // dirs lists the directories in root, as an operator's `dir` shows them.
 func (h *host) dirs(root string) []string {
-	names, _ := h.fs.ReadDir(root)
+	entries, _ := h.fs.ReadDir(root)
 	dirs := []string{}
-	for _, n := range names {
-		if st, err := h.fs.Stat(ospath.Join(ospath.Windows, root, n)); err == nil && st.IsDir() {
-			dirs = append(dirs, n)
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
 		}
 	}
 	sort.Strings(dirs)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 )
 
@@ -250,7 +251,7 @@ func (f Fetcher) Fetch(ctx context.Context, loc, dst string, limit int64) error 
 	// (ctxReader), where the system lets a close end it.
 	defer body.Close()
 	src := &ctxReader{ctx: ctx, r: body}
-	if err := writeDurable(hostDisk{}, dst, func(w io.Writer) error {
+	if err := hostfs.WriteDurable(dst, func(w io.Writer) error {
 		n, err := io.Copy(w, io.LimitReader(src, limit+1))
 		switch {
 		case ctx.Err() != nil:

@@ -13,6 +13,8 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/release"
@@ -23,7 +25,12 @@ import (
 )
 
 // runtimeServices records what the swap asks of containerd's service.
-type runtimeServices struct{ calls []string }
+type runtimeServices struct {
+	// Services is nil: the swap never installs or deletes a service, so
+	// Install, Installed and Uninstall, left to it, panic and fail the test.
+	deps.Services
+	calls []string
+}
 
 func (s *runtimeServices) Query(name string) (service.Status, error) {
 	return service.Status{Name: name, Installed: true, State: service.Stopped}, nil
@@ -74,7 +81,7 @@ func TestRuntimeSwapOnWindowsFiles(t *testing.T) {
 		StateDir: filepath.Join(tmp, "kubeedge", "upgrade")}
 	paths.Journal = filepath.Join(paths.StateDir, "journal.json")
 	svcs := &runtimeServices{}
-	e := Env{GOOS: config.Windows, Paths: paths, FS: OSFS{}, Services: svcs, Service: "edgecore", Clock: clock.Real{},
+	e := Env{GOOS: config.Windows, Paths: paths, FS: hostfs.OS{}, Services: svcs, Service: "edgecore", Clock: clock.Real{},
 		Restrict: func(string) error { return nil },
 		Runtime: RuntimeEnv{Layout: l, CRI: func(context.Context, string) (hostprobe.CRIStatus, error) {
 			return hostprobe.CRIStatus{RuntimeName: "containerd"}, nil

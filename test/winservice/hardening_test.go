@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sys/windows/svc/mgr"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
@@ -78,7 +78,7 @@ func TestServiceHardening(t *testing.T) {
 	// Leave the log directory as the test found it: the prefix may be
 	// shared with other tests.
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		t.Cleanup(func() { join.RemoveTree(join.OSFS{}, "windows", dir) })
+		t.Cleanup(func() { hostfs.RemoveTree(hostfs.OS{}, "windows", dir) })
 	}
 	panicLog := filepath.Join(dir, "panic.log")
 	for _, p := range []string{panicLog, panicLog + ".old"} {

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
 
-	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 )
 
 const name = "edgecore"
@@ -70,7 +70,7 @@ func idleConfig(t *testing.T) string {
 		t.Fatal(err)
 	}
 	// os.RemoveAll fails under Wine; join's removal does not.
-	t.Cleanup(func() { join.RemoveTree(join.OSFS{}, "windows", dir) })
+	t.Cleanup(func() { hostfs.RemoveTree(hostfs.OS{}, "windows", dir) })
 	cfg := filepath.Join(dir, "edge core.yaml")
 	text := "apiVersion: edgecore.config.kubeedge.io/v1alpha2\nkind: EdgeCore\n" +
 		"database:\n  dataSource: " + filepath.Join(dir, "edgecore.db") + "\n" +

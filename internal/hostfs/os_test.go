@@ -1,4 +1,4 @@
-package upgrade
+package hostfs
 
 import (
 	"errors"
@@ -75,15 +75,15 @@ func (f *recordingFile) Close() error {
 	return f.f.Close()
 }
 
-// What OSFS writes (the journal, the backup's files, the binary's
+// What OS writes (the journal, the backup's files, the binary's
 // copies) is flushed before the rename that puts it in place, and every
 // rename goes through the disk's written-through rename: the order the
-// power-cut test (crash_test.go) takes for granted.
-func TestOSFSFlushesBeforeItRenamesAndRenamesWriteThrough(t *testing.T) {
-	dir := filepath.Join(testdir.New(t, "upgrade-test-"), "upgrade dir")
+// power-cut test (internal/upgrade/crash_test.go) takes for granted.
+func TestOSFlushesBeforeItRenamesAndRenamesWriteThrough(t *testing.T) {
+	dir := filepath.Join(testdir.New(t, "hostfs-test-"), "upgrade dir")
 	os.MkdirAll(dir, 0o755)
 	d := &recordingDisk{}
-	fs := OSFS{disk: d}
+	fs := OS{disk: d}
 	journal := filepath.Join(dir, "journal.json")
 
 	if err := fs.WriteFile(journal, []byte(`{"phase":"swap"}`)); err != nil {
