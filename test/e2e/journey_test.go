@@ -135,19 +135,22 @@ func TestWindowsJourney(t *testing.T) {
 			errorf(t, "the refused join left %s behind", gone)
 		}
 	}
-	t.Log("Wine has no Host Networking Service: the quick start's l2bridge join installs the bundled runtime's files and registers " +
-		"its containerd service with Wine's service manager, stops at its first HNS call and undoes everything; the l2bridge network " +
-		"is checked through recording HNS fakes (internal/podnet, internal/join).")
+	skipUnderWine(t, "the quick start's l2bridge network",
+		"Wine has no Host Networking Service: the quick start's l2bridge join installs the bundled runtime's files and registers "+
+			"its containerd service with Wine's service manager, stops at its first HNS call and undoes everything; the l2bridge network "+
+			"is checked through recording HNS fakes (internal/podnet, internal/join)")
 
 	// 2b. Wine's service manager cannot run containerd: it never reports
 	// Running there (containerd asks whether its parent is services.exe in
 	// session 0, and Wine puts every process in session 1). So the journey
 	// starts the release's containerd.exe itself, with the configuration
 	// join writes, and checks it as an operator would.
-	t.Log("Wine's service manager cannot run containerd (every process is in session 1, and containerd runs as a service only " +
-		"under services.exe in session 0): the journey starts the release's containerd.exe by hand; pods run on the fake CRI " +
-		"because Wine cannot create containers (no vmcompute, computestorage, computenetwork)")
+	skipUnderWine(t, "containerd started by the service manager",
+		"Wine's service manager cannot run containerd (every process is in session 1, and containerd runs as a service only "+
+			"under services.exe in session 0): the journey starts the release's containerd.exe by hand")
 	j.bundledContainerd()
+	skipUnderWine(t, "pods in Windows containers",
+		"Wine cannot create containers (no vmcompute, computestorage or computenetwork): the pods run on the fake CRI")
 
 	// The journey goes on with the fake CRI and a nat network, which
 	// needs no HNS call, written by join through the same rules.
@@ -283,6 +286,13 @@ func TestWindowsJourney(t *testing.T) {
 
 	fmt.Printf("journey figures (windows edge under Wine): join to Ready %s; service stop %s; after the crash Ready again %s after edgecore started (%s after the crash, with the host restart)\n",
 		fmtDur(toReady), fmtDur(stopTook), fmtDur(recovered.Sub(restarted)), fmtDur(recovered.Sub(crashed)))
+}
+
+// skipUnderWine reports, as a skipped subtest named what, a part of the
+// journey that Wine cannot show, and why.
+func skipUnderWine(t *testing.T, what, why string) {
+	t.Helper()
+	t.Run(what, func(t *testing.T) { t.Skip(why) })
 }
 
 // bundledContainerd runs the release's containerd.exe by hand with the
