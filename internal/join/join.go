@@ -525,7 +525,7 @@ func (j *Join) removeDirs(out io.Writer) error {
 	for i := len(j.created) - 1; i >= 0; i-- {
 		d := j.created[i]
 		if ospath.Within(j.goos, d, logDir) {
-			removed, err := removeIfEmpty(j.sys.FS, d)
+			removed, err := hostfs.RemoveIfEmpty(j.sys.FS, d)
 			switch {
 			case err != nil:
 				errs = append(errs, err)
@@ -563,7 +563,7 @@ func (j *Join) removeConfig(out io.Writer) error {
 	if !j.wroteConfig {
 		return nil
 	}
-	removed, err := removeFile(j.sys.FS, j.o.ConfigFile)
+	removed, err := hostfs.RemoveFile(j.sys.FS, j.o.ConfigFile)
 	if err != nil {
 		return err
 	}
@@ -651,7 +651,7 @@ func (j *Join) uninstallService(out io.Writer) error {
 		}
 	}
 	for _, f := range j.newFiles {
-		removed, err := removeFile(j.sys.FS, f)
+		removed, err := hostfs.RemoveFile(j.sys.FS, f)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -555,7 +555,7 @@ func (r *reset) removeFiles(out io.Writer, files []named) error {
 			errs = append(errs, linkErr(f, link, err))
 			continue
 		}
-		removed, err := removeFile(r.sys.FS, f)
+		removed, err := hostfs.RemoveFile(r.sys.FS, f)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
@@ -580,7 +580,7 @@ func (r *reset) removeEmptyDirs(_ context.Context, out io.Writer) error {
 		if !ok {
 			continue
 		}
-		removed, err := removeIfEmpty(r.sys.FS, d)
+		removed, err := hostfs.RemoveIfEmpty(r.sys.FS, d)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
