@@ -1,7 +1,9 @@
-package join
+package join_test
 
 import (
 	"errors"
+	"github.com/kubeedge-windows/edgecore/internal/hosttest"
+	"github.com/kubeedge-windows/edgecore/internal/join"
 	"os"
 	"strings"
 	"testing"
@@ -23,20 +25,20 @@ func depsOn(host config.Host) *deps.Dependencies {
 }
 
 func TestOptionsFlags(t *testing.T) {
-	o := NewOptions(depsOn(optionsHost))
+	o := join.NewOptions(depsOn(optionsHost))
 	fs := pflag.NewFlagSet("join", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	if o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` || o.Timeout != DefaultTimeout || o.CertPort != config.DefaultCertPort || o.HubProtocol != config.HubWebSocket {
+	if o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` || o.Timeout != join.DefaultTimeout || o.CertPort != config.DefaultCertPort || o.HubProtocol != config.HubWebSocket {
 		t.Errorf("defaults %+v", o)
 	}
-	err := fs.Parse([]string{"-e", "192.168.50.10:10000", "-t", testToken, "-i", "line3", "-l", "a=b,c=d", "-p", "npipe://./pipe/x",
+	err := fs.Parse([]string{"-e", "192.168.50.10:10000", "-t", hosttest.Token, "-i", "line3", "-l", "a=b,c=d", "-p", "npipe://./pipe/x",
 		"--hub-protocol", "quic", "--stream=false", "--set", "a=1,b=[1, 2]", "--set", "c=3",
 		"--config", `C:\etc\kubeedge\config\x.yaml`, "--timeout", "1m", "--dry-run"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	j := o.JoinOptions
-	if j.CloudCoreIPPort != "192.168.50.10:10000" || j.Token != testToken || j.EdgeNodeName != "line3" ||
+	if j.CloudCoreIPPort != "192.168.50.10:10000" || j.Token != hosttest.Token || j.EdgeNodeName != "line3" ||
 		strings.Join(j.Labels, ";") != "a=b;c=d" || j.RemoteRuntimeEndpoint != "npipe://./pipe/x" || j.HubProtocol != "quic" || !j.NoStream {
 		t.Errorf("keadm's flags: %+v", j)
 	}
@@ -58,25 +60,25 @@ func TestOptionsFlags(t *testing.T) {
 // Validate reports every problem of the flags at once, each with the flag,
 // the value and the fix, as join's first step.
 func TestOptionsValidate(t *testing.T) {
-	valid := func() Options {
-		o := *NewOptions(depsOn(optionsHost))
-		o.CloudCoreIPPort, o.Token = "192.168.50.10:10000", testToken
+	valid := func() join.Options {
+		o := *join.NewOptions(depsOn(optionsHost))
+		o.CloudCoreIPPort, o.Token = "192.168.50.10:10000", hosttest.Token
 		return o
 	}
 	if err := valid().Validate(); err != nil {
 		t.Fatalf("valid options: %v", err)
 	}
 	for name, tc := range map[string]struct {
-		change func(*Options)
+		change func(*join.Options)
 		want   []string
 	}{
-		"timeout":   {func(o *Options) { o.Timeout = 0 }, []string{`--timeout: Invalid value: "0s": give how long to wait for the certificates and the hub connection`}},
-		"no config": {func(o *Options) { o.ConfigFile = "" }, []string{`--config: Required value: give the configuration file to write, for example C:\etc\kubeedge\config\edgecore.yaml`}},
-		"relative":  {func(o *Options) { o.ConfigFile = "edgecore.yaml" }, []string{`--config: Invalid value: "edgecore.yaml": give an absolute path`}},
-		"outside":   {func(o *Options) { o.ConfigFile = `C:\edgecore.yaml` }, []string{`--config: Invalid value: "C:\\edgecore.yaml": keep the configuration under C:\etc\kubeedge`}},
-		"the dir":   {func(o *Options) { o.ConfigFile = `C:\etc\kubeedge` }, []string{`--config: Invalid value: "C:\\etc\\kubeedge": keep the configuration under`}},
-		"set":       {func(o *Options) { o.Set = []string{"maxPods"} }, []string{`--set: Invalid value: "maxPods": expected path=value`}},
-		"together": {func(o *Options) { o.Token, o.Timeout = "", -time.Second }, []string{
+		"timeout":   {func(o *join.Options) { o.Timeout = 0 }, []string{`--timeout: Invalid value: "0s": give how long to wait for the certificates and the hub connection`}},
+		"no config": {func(o *join.Options) { o.ConfigFile = "" }, []string{`--config: Required value: give the configuration file to write, for example C:\etc\kubeedge\config\edgecore.yaml`}},
+		"relative":  {func(o *join.Options) { o.ConfigFile = "edgecore.yaml" }, []string{`--config: Invalid value: "edgecore.yaml": give an absolute path`}},
+		"outside":   {func(o *join.Options) { o.ConfigFile = `C:\edgecore.yaml` }, []string{`--config: Invalid value: "C:\\edgecore.yaml": keep the configuration under C:\etc\kubeedge`}},
+		"the dir":   {func(o *join.Options) { o.ConfigFile = `C:\etc\kubeedge` }, []string{`--config: Invalid value: "C:\\etc\\kubeedge": keep the configuration under`}},
+		"set":       {func(o *join.Options) { o.Set = []string{"maxPods"} }, []string{`--set: Invalid value: "maxPods": expected path=value`}},
+		"together": {func(o *join.Options) { o.Token, o.Timeout = "", -time.Second }, []string{
 			"--token: Required value: run `keadm gettoken`", `--timeout: Invalid value: "-1s"`}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -84,7 +86,7 @@ func TestOptionsValidate(t *testing.T) {
 			tc.change(&o)
 			err := o.Validate()
 			var se *steps.StepError
-			if !errors.As(err, &se) || se.Index != 1 || se.Step != stepValidate {
+			if !errors.As(err, &se) || se.Index != 1 || se.Step != join.StepValidate {
 				t.Fatalf("%v, want a failure of step 1", err)
 			}
 			var invalid *config.InvalidError
@@ -101,7 +103,7 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func TestResetOptions(t *testing.T) {
-	o := NewResetOptions(depsOn(optionsHost))
+	o := join.NewResetOptions(depsOn(optionsHost))
 	fs := pflag.NewFlagSet("reset", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
@@ -111,7 +113,7 @@ func TestResetOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var asked []config.Layout
-	o.NetworkOf = func(d *deps.Dependencies) NetworkRemover { asked = append(asked, d.Layout); return nil }
+	o.NetworkOf = func(d *deps.Dependencies) join.NetworkRemover { asked = append(asked, d.Layout); return nil }
 	o.Complete(depsOn(optionsHost))
 	if o.ConfigFile != `C:\x.yaml` || !o.KeepData || !o.Force || !o.DryRun || o.RemoveNetwork || len(asked) != 0 {
 		t.Errorf("without --network: %+v, remover asked %d times", o, len(asked))

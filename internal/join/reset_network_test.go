@@ -1,10 +1,12 @@
-package join
+package join_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kubeedge-windows/edgecore/internal/hosttest"
+	"github.com/kubeedge-windows/edgecore/internal/join"
 	"io"
 	"reflect"
 	"strings"
@@ -37,23 +39,23 @@ func (n *fakeNetwork) Remove(_ context.Context, out io.Writer) error {
 // directory, which stays) as well as everything plain reset removes.
 func TestResetNetwork(t *testing.T) {
 	w := joined(t)
-	w.fs.AddFile(cniState, "{}")
-	o := w.resetOptions()
-	o.Network = &fakeNetwork{fs: w.fs}
+	w.FS.AddFile(cniState, "{}")
+	o := resetOptions(w)
+	o.Network = &fakeNetwork{fs: w.FS}
 	var out bytes.Buffer
-	if err := Reset(context.Background(), strings.NewReader(""), &out, false, o, w.system()); err != nil {
+	if err := join.Reset(context.Background(), strings.NewReader(""), &out, false, o, w.System()); err != nil {
 		t.Fatalf("%v\n%s", err, &out)
 	}
 	want := append(append([]string{}, resetStepNames[:7]...), "[8/9] remove the pod network", "[9/9] remove empty directories")
 	for i := range want[:7] {
 		want[i] = strings.Replace(want[i], "/8]", "/9]", 1)
 	}
-	if lines := stepLines(out.String()); !reflect.DeepEqual(lines, want) {
+	if lines := hosttest.StepLines(out.String()); !reflect.DeepEqual(lines, want) {
 		t.Errorf("steps:\n%s", strings.Join(lines, "\n"))
 	}
-	mustContain(t, "output", out.String(), `removed HNS network "edgecore-l2bridge"`, `removed C:\etc\kubeedge`+"\n")
-	if w.fs.Has(`C:\etc\kubeedge`) || !w.fs.Has(cniConf) {
-		t.Errorf("after reset --network: %v", w.fs.Paths())
+	hosttest.MustContain(t, "output", out.String(), `removed HNS network "edgecore-l2bridge"`, `removed C:\etc\kubeedge`+"\n")
+	if w.FS.Has(`C:\etc\kubeedge`) || !w.FS.Has(cniConf) {
+		t.Errorf("after reset --network: %v", w.FS.Paths())
 	}
 }
 
@@ -61,24 +63,24 @@ func TestResetNetwork(t *testing.T) {
 // C:\etc\kubeedge goes as usual.
 func TestResetWithoutNetworkKeepsIt(t *testing.T) {
 	w := joined(t)
-	w.fs.AddFile(cniState, "{}")
+	w.FS.AddFile(cniState, "{}")
 	var out bytes.Buffer
-	if err := Reset(context.Background(), strings.NewReader(""), &out, false, w.resetOptions(), w.system()); err != nil {
+	if err := join.Reset(context.Background(), strings.NewReader(""), &out, false, resetOptions(w), w.System()); err != nil {
 		t.Fatalf("%v\n%s", err, &out)
 	}
-	if !w.fs.Has(cniState) || strings.Contains(out.String(), "pod network") {
+	if !w.FS.Has(cniState) || strings.Contains(out.String(), "pod network") {
 		t.Errorf("reset without --network touched the pod network:\n%s", &out)
 	}
-	if w.fs.Has(`C:\etc\kubeedge`) {
-		t.Errorf("reset without --network kept C:\\etc\\kubeedge: %v", w.fs.Paths())
+	if w.FS.Has(`C:\etc\kubeedge`) {
+		t.Errorf("reset without --network kept C:\\etc\\kubeedge: %v", w.FS.Paths())
 	}
 }
 
 func TestResetNetworkFailureNamesTheStep(t *testing.T) {
 	w := joined(t)
-	o := w.resetOptions()
-	o.Network = &fakeNetwork{fs: w.fs, err: errors.New("the Host Networking Service (HNS) exists on Windows only")}
-	err := Reset(context.Background(), strings.NewReader(""), &bytes.Buffer{}, false, o, w.system())
+	o := resetOptions(w)
+	o.Network = &fakeNetwork{fs: w.FS, err: errors.New("the Host Networking Service (HNS) exists on Windows only")}
+	err := join.Reset(context.Background(), strings.NewReader(""), &bytes.Buffer{}, false, o, w.System())
 	var se *steps.StepError
 	if !errors.As(err, &se) || se.Step != "remove the pod network" || !strings.Contains(se.Fix, "run reset --network again") {
 		t.Errorf("err = %v", err)
