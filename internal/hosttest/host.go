@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -211,6 +212,15 @@ type World struct {
 	ImportErr error
 	// HNS is the pod network's HNS (PodNetHost).
 	HNS *HNS
+}
+
+// DepsHost is a Windows host on C: for the commands' options.
+var DepsHost = config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.20.30.40", SystemDrive: "C:"}
+
+// Deps is host's dependencies with the test binary as the program.
+func Deps(host config.Host) *deps.Dependencies {
+	exe, err := os.Executable()
+	return &deps.Dependencies{Host: host, Layout: config.NewLayout(host), Executable: exe, ExecutableErr: err}
 }
 
 // NewWorld is a Windows host named LINE3-PC, as a fresh install has it,
@@ -458,6 +468,9 @@ const (
 	CNIConfDir   = CtrdDir + `\cni\conf`
 	CNIL2Bridge  = CNIConfDir + `\` + cni.L2BridgeFileName
 	CNINetRecord = CtrdDir + `\edgecore-cni-config.json`
+	CNIBinDir    = CtrdDir + `\cni\bin`
+	// CNINAT is where cni-config, and join, write a nat network.
+	CNINAT = CNIConfDir + `\0-containerd-nat.conf`
 )
 
 // HNS records the HNS calls of an l2bridge network; Fail, when set,

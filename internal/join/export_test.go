@@ -34,9 +34,3 @@ func (j *Join) Config() *v1alpha2.EdgeCoreConfig { return j.cfg }
 
 // Validate is join's first step.
 func (j *Join) Validate(ctx context.Context, out io.Writer) error { return j.validate(ctx, out) }
-
-// ResetInside reports whether reset with o judges p inside the node's
-// directories.
-func ResetInside(o ResetOptions, sys System, p string) bool {
-	return newReset(o, sys, io.Discard).inside(p)
-}

@@ -3,11 +3,12 @@ package join_test
 import (
 	"context"
 	"fmt"
-	"github.com/kubeedge-windows/edgecore/internal/hosttest"
-	"github.com/kubeedge-windows/edgecore/internal/join"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kubeedge-windows/edgecore/internal/hosttest"
+	"github.com/kubeedge-windows/edgecore/internal/join"
 )
 
 // A --config written with forward slashes names the same file as the

@@ -2,8 +2,6 @@ package join_test
 
 import (
 	"errors"
-	"github.com/kubeedge-windows/edgecore/internal/hosttest"
-	"github.com/kubeedge-windows/edgecore/internal/join"
 	"os"
 	"strings"
 	"testing"
@@ -12,20 +10,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/hosttest"
+	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
-var optionsHost = config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.20.30.40", SystemDrive: "C:"}
-
-// depsOn is host's dependencies with this test binary as the program.
-func depsOn(host config.Host) *deps.Dependencies {
-	exe, err := os.Executable()
-	return &deps.Dependencies{Host: host, Layout: config.NewLayout(host), Executable: exe, ExecutableErr: err}
-}
-
 func TestOptionsFlags(t *testing.T) {
-	o := join.NewOptions(depsOn(optionsHost))
+	o := join.NewOptions(hosttest.Deps(hosttest.DepsHost))
 	fs := pflag.NewFlagSet("join", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` || o.Timeout != join.DefaultTimeout || o.CertPort != config.DefaultCertPort || o.HubProtocol != config.HubWebSocket {
@@ -45,7 +36,7 @@ func TestOptionsFlags(t *testing.T) {
 	if o.ConfigFile != `C:\etc\kubeedge\config\x.yaml` || o.Timeout != time.Minute || !o.DryRun {
 		t.Errorf("join's flags: %+v", o)
 	}
-	if err := o.Complete(depsOn(optionsHost)); err != nil {
+	if err := o.Complete(hosttest.Deps(hosttest.DepsHost)); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(o.Set, ";"); got != "a=1;b=[1, 2];c=3" {
@@ -61,7 +52,7 @@ func TestOptionsFlags(t *testing.T) {
 // the value and the fix, as join's first step.
 func TestOptionsValidate(t *testing.T) {
 	valid := func() join.Options {
-		o := *join.NewOptions(depsOn(optionsHost))
+		o := *join.NewOptions(hosttest.Deps(hosttest.DepsHost))
 		o.CloudCoreIPPort, o.Token = "192.168.50.10:10000", hosttest.Token
 		return o
 	}
@@ -99,41 +90,5 @@ func TestOptionsValidate(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestResetOptions(t *testing.T) {
-	o := join.NewResetOptions(depsOn(optionsHost))
-	fs := pflag.NewFlagSet("reset", pflag.ContinueOnError)
-	o.AddFlags(fs)
-	if o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
-		t.Errorf("default --config %s", o.ConfigFile)
-	}
-	if err := fs.Parse([]string{"--config", `C:\x.yaml`, "--keep-data", "--force", "--dry-run"}); err != nil {
-		t.Fatal(err)
-	}
-	var asked []config.Layout
-	o.NetworkOf = func(d *deps.Dependencies) join.NetworkRemover { asked = append(asked, d.Layout); return nil }
-	o.Complete(depsOn(optionsHost))
-	if o.ConfigFile != `C:\x.yaml` || !o.KeepData || !o.Force || !o.DryRun || o.RemoveNetwork || len(asked) != 0 {
-		t.Errorf("without --network: %+v, remover asked %d times", o, len(asked))
-	}
-	if o.LogFile != `C:\var\log\kubeedge\edgecore.log` || o.Host != optionsHost {
-		t.Errorf("completed %+v", o)
-	}
-	fs.Parse([]string{"--network"})
-	o.Complete(depsOn(optionsHost))
-	if !o.RemoveNetwork || len(asked) != 1 || asked[0] != config.NewLayout(optionsHost) {
-		t.Errorf("--network: remover asked for %+v", asked)
-	}
-	if err := o.Validate(); err != nil {
-		t.Errorf("Validate: %v", err)
-	}
-	// An empty --config would otherwise read as "no configuration" and
-	// send reset to the default locations.
-	fs.Parse([]string{"--config", ""})
-	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--config: Required value") ||
-		!strings.Contains(err.Error(), `C:\etc\kubeedge\config\edgecore.yaml`) {
-		t.Errorf("empty --config: %v", err)
 	}
 }

@@ -1,11 +1,11 @@
 package join_test
 
 import (
-	"github.com/kubeedge-windows/edgecore/internal/hosttest"
-	"github.com/kubeedge-windows/edgecore/internal/join"
 	"strings"
 	"testing"
 
+	"github.com/kubeedge-windows/edgecore/internal/hosttest"
+	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 

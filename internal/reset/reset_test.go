@@ -1,17 +1,18 @@
-package join_test
+package reset_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kubeedge-windows/edgecore/internal/hosttest"
-	"github.com/kubeedge-windows/edgecore/internal/join"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/hosttest"
+	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/reset"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -36,8 +37,8 @@ func joined(t *testing.T) *hosttest.World {
 	return w
 }
 
-func resetOptions(w *hosttest.World) join.ResetOptions {
-	return join.ResetOptions{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Host: w.Host, Layout: config.NewLayout(w.Host), Force: true}
+func resetOptions(w *hosttest.World) reset.Options {
+	return reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Host: w.Host, Layout: config.NewLayout(w.Host), Force: true}
 }
 
 var resetStepNames = []string{
@@ -54,7 +55,7 @@ var resetStepNames = []string{
 func TestResetRemovesWhatJoinCreatedAndLeavesContainerdAlone(t *testing.T) {
 	w := joined(t)
 	var out bytes.Buffer
-	if err := join.Reset(context.Background(), strings.NewReader(""), &out, false, resetOptions(w), w.System()); err != nil {
+	if err := reset.Run(context.Background(), strings.NewReader(""), &out, false, resetOptions(w), w.System()); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	got := out.String()
@@ -87,7 +88,7 @@ func TestResetRemovesWhatJoinCreatedAndLeavesContainerdAlone(t *testing.T) {
 	}
 	// A second reset finds nothing and succeeds.
 	out.Reset()
-	if err := join.Reset(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
 		t.Fatalf("second reset: %v\n%s", err, out.String())
 	}
 	hosttest.MustContain(t, "second reset", out.String(), `service "edgecore" is not installed`,
@@ -99,7 +100,7 @@ func TestResetKeepData(t *testing.T) {
 	o := resetOptions(w)
 	o.KeepData = true
 	var out bytes.Buffer
-	if err := join.Reset(context.Background(), nil, &out, false, o, w.System()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, o, w.System()); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(out.String(), "remove the database") || len(hosttest.StepLines(out.String())) != 7 {
@@ -114,7 +115,7 @@ func TestResetKeepData(t *testing.T) {
 	// A new join accepts the kept database and leaves it on rollback.
 	w.EdgecoreLogs(hosttest.LogLineRefused)
 	err := join.Run(context.Background(), &bytes.Buffer{}, w.Options(), w.System())
-	stepError(t, err, 9)
+	hosttest.StepError(t, err, 9, len(hosttest.JoinStepNames))
 	if !w.FS.Has(hosttest.DBFile) {
 		t.Errorf("the join rollback removed the kept database")
 	}
@@ -140,7 +141,7 @@ func TestResetAsksUnlessForced(t *testing.T) {
 			o := resetOptions(w)
 			o.Force = false
 			var out bytes.Buffer
-			err := join.Reset(context.Background(), strings.NewReader(tc.answer), &out, tc.interactive, o, w.System())
+			err := reset.Run(context.Background(), strings.NewReader(tc.answer), &out, tc.interactive, o, w.System())
 			if tc.proceeds {
 				if err != nil {
 					t.Fatal(err)
@@ -155,8 +156,8 @@ func TestResetAsksUnlessForced(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want %q", err, tc.wantErr)
 			}
-			if tc.interactive && !errors.Is(err, join.ErrCancelled) {
-				t.Errorf("not join.ErrCancelled: %v", err)
+			if tc.interactive && !errors.Is(err, reset.ErrCancelled) {
+				t.Errorf("not reset.ErrCancelled: %v", err)
 			}
 			if after := w.FS.Paths(); !reflect.DeepEqual(before, after) || len(w.Services.Calls) > 0 {
 				t.Errorf("changed the host without confirmation: %v", w.Services.Calls)
@@ -169,7 +170,7 @@ func TestResetFailureNamesTheStepAndCanBeRunAgain(t *testing.T) {
 	w := joined(t)
 	w.FS.FailRemove[hosttest.CertFile] = errors.New("The process cannot access the file because it is being used by another process.")
 	var out bytes.Buffer
-	err := join.Reset(context.Background(), nil, &out, false, resetOptions(w), w.System())
+	err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System())
 	var se *steps.StepError
 	if !errors.As(err, &se) || se.Index != 4 || se.Total != 8 {
 		t.Fatalf("error %v", err)
@@ -184,7 +185,7 @@ func TestResetFailureNamesTheStepAndCanBeRunAgain(t *testing.T) {
 		t.Errorf("the other certificate files were not removed")
 	}
 	delete(w.FS.FailRemove, hosttest.CertFile)
-	if err := join.Reset(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System()); err != nil {
+	if err := reset.Run(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System()); err != nil {
 		t.Fatalf("reset again: %v", err)
 	}
 	if w.FS.Has(hosttest.CertFile) || w.FS.Has(`C:\etc\kubeedge`) || w.FS.Has(hosttest.DBFile) {
@@ -203,7 +204,7 @@ func TestResetStopsOnServiceErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := joined(t)
 			w.Services.UninstallErr = tc.err
-			err := join.Reset(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System())
+			err := reset.Run(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System())
 			hosttest.MustContain(t, "error", fmt.Sprint(err), "reset failed at step 2/8 (stop and remove the service)", tc.want)
 			// The files of a service that may still run are left.
 			if !w.FS.Has(hosttest.CfgFile) || !w.FS.Has(hosttest.DBFile) {
@@ -217,7 +218,7 @@ func TestResetNotAdministratorChangesNothing(t *testing.T) {
 	w := joined(t)
 	w.Elevated = false
 	before := w.FS.Paths()
-	err := join.Reset(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System())
+	err := reset.Run(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System())
 	hosttest.MustContain(t, "error", fmt.Sprint(err), "reset failed at step 1/8 (check Administrator): not running as Administrator, which reset needs",
 		`fix: open PowerShell with "Run as administrator"`)
 	if !reflect.DeepEqual(before, w.FS.Paths()) || len(w.Services.Calls) > 0 {
@@ -229,7 +230,7 @@ func TestResetKeepsDirectoriesThatHoldOtherFiles(t *testing.T) {
 	w := joined(t)
 	w.FS.AddFile(`C:\etc\kubeedge\manifests\static-pod.yaml`, "kind: Pod")
 	var out bytes.Buffer
-	if err := join.Reset(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
 		t.Fatal(err)
 	}
 	hosttest.MustContain(t, "output", out.String(), `kept C:\etc\kubeedge\manifests: it is not empty`, `kept C:\etc\kubeedge: it is not empty`)
@@ -248,7 +249,7 @@ func TestResetWithAnUnreadableConfigurationUsesTheDefaultsAndKeepsIt(t *testing.
 			w := joined(t)
 			w.FS.AddFile(hosttest.CfgFile, content)
 			var out bytes.Buffer
-			if err := join.Reset(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
+			if err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
 				t.Fatal(err)
 			}
 			hosttest.MustContain(t, "output", out.String(), `Cannot read C:\etc\kubeedge\config\edgecore.yaml (`, "removing from the default locations",
@@ -302,7 +303,7 @@ func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 	o := resetOptions(w)
 	o.DryRun = true
 	var dry bytes.Buffer
-	if err := join.Reset(context.Background(), nil, &dry, false, o, w.System()); err != nil {
+	if err := reset.Run(context.Background(), nil, &dry, false, o, w.System()); err != nil {
 		t.Fatal(err)
 	}
 	hosttest.MustContain(t, "dry run", dry.String(),
@@ -310,7 +311,7 @@ func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 		`leave C:\ProgramData\OtherApp\app.db (database.dataSource): outside the node's directories`)
 
 	var out bytes.Buffer
-	if err := join.Reset(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for p, c := range others {
@@ -346,7 +347,7 @@ func TestResetLeavesAConfigurationOutsideTheNodeDirectories(t *testing.T) {
 	o := resetOptions(w)
 	o.ConfigFile = elsewhere
 	var out bytes.Buffer
-	if err := join.Reset(context.Background(), nil, &out, false, o, w.System()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, o, w.System()); err != nil {
 		t.Fatal(err)
 	}
 	hosttest.MustContain(t, "output", out.String(), `left C:\Users\admin\Desktop\edgecore.yaml, which --config names: it is outside the node's directories`)
@@ -360,7 +361,7 @@ func TestResetDoesNotRemoveThroughALink(t *testing.T) {
 	// C:\etc\kubeedge\certs replaced by a junction to another directory:
 	// the key's path is inside by its text, but the file is not.
 	w.FS.AddLink(`C:\etc\kubeedge\certs`)
-	err := join.Reset(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System())
+	err := reset.Run(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System())
 	hosttest.MustContain(t, "error", fmt.Sprint(err), "reset failed at step 4/8 (remove the certificates)",
 		`C:\etc\kubeedge\certs\server.key is reached through C:\etc\kubeedge\certs, a symbolic link or junction`)
 	if !w.FS.Has(hosttest.KeyFile) || !w.FS.Has(hosttest.CertFile) {
@@ -381,7 +382,7 @@ func TestResetRemovesUpgradeBackupsAndJournal(t *testing.T) {
 		o.Force = false
 		var out bytes.Buffer
 		// Still asked first.
-		if err := join.Reset(context.Background(), strings.NewReader("n\n"), &out, true, o, w.System()); !errors.Is(err, join.ErrCancelled) {
+		if err := reset.Run(context.Background(), strings.NewReader("n\n"), &out, true, o, w.System()); !errors.Is(err, reset.ErrCancelled) {
 			t.Fatalf("keep-data %v: %v", keep, err)
 		}
 		hosttest.MustContain(t, "question", out.String(), `remove the upgrade backups and journal: remove C:\etc\kubeedge\backup and C:\etc\kubeedge\upgrade`, "Reset this node? [y/N]")
@@ -392,7 +393,7 @@ func TestResetRemovesUpgradeBackupsAndJournal(t *testing.T) {
 	o := resetOptions(w)
 	o.KeepData = true
 	var out bytes.Buffer
-	if err := join.Reset(context.Background(), nil, &out, false, o, w.System()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, o, w.System()); err != nil {
 		t.Fatal(err)
 	}
 	hosttest.MustContain(t, "output", out.String(), `removed C:\etc\kubeedge\backup`+"\n", `removed C:\etc\kubeedge\upgrade`+"\n")
@@ -412,7 +413,7 @@ func TestResetDryRunChangesNothing(t *testing.T) {
 	o := resetOptions(w)
 	o.DryRun = true
 	var out bytes.Buffer
-	if err := join.Reset(context.Background(), nil, &out, false, o, w.System()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, o, w.System()); err != nil {
 		t.Fatal(err)
 	}
 	hosttest.MustContain(t, "dry run", out.String(), "Dry run: edgecore.exe reset would do the following; nothing is changed.",
@@ -446,7 +447,7 @@ func TestResetBoundsJudgeEverySpelling(t *testing.T) {
 		`\\.\HarddiskVolume3\etc\kubeedge\x`:                   false,
 		`\\?\GLOBALROOT\Device\HarddiskVolume3\etc\kubeedge\x`: false,
 	} {
-		if got := join.ResetInside(o, w.System(), p); got != want {
+		if got := reset.Inside(o, w.System(), p); got != want {
 			t.Errorf("inside(%s) = %v, want %v", p, got, want)
 		}
 	}
@@ -464,7 +465,7 @@ func TestResetReadsAndRemovesTheConfigurationInItsCanonicalForm(t *testing.T) {
 			o := resetOptions(w)
 			o.ConfigFile = spelled
 			var out bytes.Buffer
-			if err := join.Reset(context.Background(), nil, &out, false, o, w.System()); err != nil {
+			if err := reset.Run(context.Background(), nil, &out, false, o, w.System()); err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
 			hosttest.MustContain(t, "output", out.String(), `removed `+hosttest.CfgFile)
