@@ -16,6 +16,9 @@ import (
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
+// A join that installs the bundled runtime, then the reset that takes it
+// away again: the round trip is in reset's suite, which runs reset, so
+// that join's suite never depends on reset.
 func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 	w := hosttest.NewWorld(t)
 	w.WithBundle()
