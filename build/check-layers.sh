@@ -4,7 +4,7 @@
 # reach into internal/ (the roles) or cmd/ (the command tree), and no
 # internal/ package may reach into cmd/. Inside internal/ three layers: the
 # shared layer (small services every procedure uses), the procedures an
-# operator runs (join, preflight, upgrade, podnet, servicectl), and the node
+# operator runs (join, reset, preflight, upgrade, podnet, servicectl), and the node
 # (node, modules); the shared layer imports neither of the others, and the
 # procedures never import the node. cmd/ reaches Windows only through
 # internal/: it imports no windows/ package itself. Checked for both
@@ -32,7 +32,7 @@ check ./windows/... internal cmd
 check ./config/... internal cmd windows
 check ./internal/... cmd
 shared=(deps hostfs steps clock hostprobe protect crashlog version envcheck lifecycle logfile memlimit nodedb release reconnect)
-procedures=(join configfile preflight upgrade podnet servicectl)
+procedures=(join reset configfile preflight upgrade podnet servicectl)
 node=(node modules)
 prefixed() { local p=$1; shift; printf "$p%s " "$@"; }
 for s in "${shared[@]}"; do

@@ -7,15 +7,15 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kubeedge-windows/edgecore/internal/deps"
-	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
+	"github.com/kubeedge-windows/edgecore/internal/reset"
 )
 
 // newResetCommand undoes a join: it removes the service and what join
 // wrote, and leaves containerd and the CNI configuration alone.
 func newResetCommand(d *deps.Dependencies) *cobra.Command {
-	o := join.NewResetOptions(d)
-	o.NetworkOf = func(d *deps.Dependencies) join.NetworkRemover { return podnet.HostRemover(d) }
+	o := reset.NewOptions(d)
+	o.NetworkOf = func(d *deps.Dependencies) reset.NetworkRemover { return podnet.HostRemover(d) }
 	cmd := &cobra.Command{
 		Use:   "reset",
 		Short: "Remove the edgecore service and what join set up on this host",
@@ -38,7 +38,7 @@ func newResetCommand(d *deps.Dependencies) *cobra.Command {
 			interactive := in == os.Stdin && term.IsTerminal(int(os.Stdin.Fd()))
 			ctx, stop := interruptible(cmd)
 			defer stop()
-			return join.Reset(ctx, in, cmd.OutOrStdout(), interactive, *o, hostSystem(d, o.Host))
+			return reset.Run(ctx, in, cmd.OutOrStdout(), interactive, *o, hostSystem(d, o.Host))
 		},
 	}
 	o.AddFlags(cmd.Flags())

@@ -77,9 +77,10 @@ const (
 // The steps of a join, in order. Access is restricted before the
 // configuration is written: the file holds the join token, and a file
 // created in a restricted directory is restricted from its first byte.
+// The second, the Administrator check, is steps.Elevated, as in reset and
+// takeover.
 const (
 	stepValidate  = "validate inputs"
-	stepElevated  = "check Administrator"
 	stepEarlier   = "check for an earlier installation"
 	stepDirs      = "create directories"
 	stepACL       = "restrict access"
@@ -87,7 +88,6 @@ const (
 	stepService   = "install and start the service"
 	stepWait      = "wait for certificates and the hub connection"
 	numJoinSteps  = 9
-	fixElevated   = `open PowerShell with "Run as administrator" and run the same command there`
 	fixResetFirst = "remove the earlier installation with `edgecore.exe reset` (add --keep-data to keep the database), " +
 		"or remove only the service with `edgecore.exe service uninstall`; then run join again. " +
 		"A node that upstream's keadm joined is taken over instead, keeping its name, certificates, database and pods: " +
@@ -300,11 +300,7 @@ func (j *Join) Plan() steps.Plan {
 				j.NodeName(), j.hubAddr, j.certAddr, j.tunnelStep()),
 			Do: j.validate,
 		},
-		{
-			Name:        stepElevated,
-			Description: "require a process started with \"Run as administrator\"",
-			Do:          j.checkElevated,
-		},
+		steps.Elevated("join", j.sys.Elevated),
 		{
 			Name: stepEarlier,
 			Description: fmt.Sprintf("refuse if the service %q, %s or the node certificates %s, %s already exist, "+
@@ -440,26 +436,6 @@ func (j *Join) tunnelStep() string {
 	return fmt.Sprintf(" and %s (stream tunnel, for kubectl logs, exec and metrics)", j.tunnelAddr)
 }
 
-func (j *Join) checkElevated(_ context.Context, out io.Writer) error {
-	return CheckElevated(j.sys.Elevated, "join", out)
-}
-
-// CheckElevated fails unless elevated says the process runs as an
-// elevated Administrator: installing and removing services and writing
-// under C:\etc and C:\var need it. verb names the command in the fix.
-func CheckElevated(elevated func() (bool, error), verb string, out io.Writer) error {
-	ok, err := elevated()
-	if err != nil {
-		return steps.WithFix(fmt.Errorf("cannot tell whether this process runs as Administrator: %w", err),
-			"run "+verb+" on the Windows host, and there "+fixElevated)
-	}
-	if !ok {
-		return steps.WithFix(fmt.Errorf("not running as Administrator, which %s needs to change services and files under C:\\", verb), fixElevated)
-	}
-	fmt.Fprintln(out, "running as Administrator")
-	return nil
-}
-
 func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 	var found []error
 	installed, err := j.sys.Services.Installed(j.svc.Name)
@@ -525,7 +501,7 @@ func (j *Join) removeDirs(out io.Writer) error {
 	for i := len(j.created) - 1; i >= 0; i-- {
 		d := j.created[i]
 		if ospath.Within(j.goos, d, logDir) {
-			removed, err := removeIfEmpty(j.sys.FS, d)
+			removed, err := hostfs.RemoveIfEmpty(j.sys.FS, d)
 			switch {
 			case err != nil:
 				errs = append(errs, err)
@@ -563,7 +539,7 @@ func (j *Join) removeConfig(out io.Writer) error {
 	if !j.wroteConfig {
 		return nil
 	}
-	removed, err := removeFile(j.sys.FS, j.o.ConfigFile)
+	removed, err := hostfs.RemoveFile(j.sys.FS, j.o.ConfigFile)
 	if err != nil {
 		return err
 	}
@@ -611,7 +587,7 @@ func (j *Join) installService(_ context.Context, out io.Writer) error {
 	case errors.Is(err, service.ErrAlreadyInstalled):
 		return steps.WithFix(err, fixResetFirst)
 	case errors.Is(err, service.ErrAccessDenied):
-		return steps.WithFix(err, fixElevated)
+		return steps.WithFix(err, steps.FixElevated)
 	case err != nil:
 		return err
 	}
@@ -651,7 +627,7 @@ func (j *Join) uninstallService(out io.Writer) error {
 		}
 	}
 	for _, f := range j.newFiles {
-		removed, err := removeFile(j.sys.FS, f)
+		removed, err := hostfs.RemoveFile(j.sys.FS, f)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -24,9 +24,9 @@ type PodNetHost struct {
 	Env   podnet.Env
 }
 
-// writtenBy is join's name in cni-config's record: reset removes the CNI
+// WrittenBy is join's name in cni-config's record: reset removes the CNI
 // configuration recorded under it, and nothing cni-config wrote.
-const writtenBy = "join"
+const WrittenBy = "join"
 
 const stepNetwork = "write the pod network"
 
@@ -60,7 +60,7 @@ func (j *Join) decideNetwork() error {
 		// folders; it is its to write and remove.
 		n.ContainerdConfig = ""
 	}
-	n.WrittenBy = writtenBy
+	n.WrittenBy = WrittenBy
 	facts := j.sys.PodNet.Facts
 	facts.PodCIDR = func(string, config.Host) (string, error) {
 		return "", &cni.FlagError{Flag: cni.FlagSubnet, Problem: "is required: join writes the pod network before the node exists, so its pod range cannot be read from the cluster",
@@ -77,7 +77,7 @@ func (j *Join) decideNetwork() error {
 	if ok, err := hostfs.Exists(j.sys.FS, output); err != nil {
 		return fail(err)
 	} else if ok {
-		if st, mine, _ := podnet.Written(j.sys.PodNet.Env.FS, l, writtenBy); mine && ospath.Same(j.goos, st.CNIConfFile, output) {
+		if st, mine, _ := podnet.Written(j.sys.PodNet.Env.FS, l, WrittenBy); mine && ospath.Same(j.goos, st.CNIConfFile, output) {
 			return fail(steps.WithFix(fmt.Errorf("%s exists: an earlier installation's join wrote it", output), fixResetFirst))
 		}
 		fix := "move it away if nothing uses it, then run join again"
@@ -136,43 +136,4 @@ func (j *Join) networkStep() steps.Step {
 		},
 		Undo: j.net.Undo,
 	}
-}
-
-// networkResetSteps remove the CNI configuration join wrote, as cni-config's
-// record names it, before the runtime join installed (whose folder holds
-// the record); none when join wrote none.
-func (r *reset) networkResetSteps() []steps.Step {
-	fsys := r.sys.PodNet.Env.FS
-	st, ok, err := podnet.Written(fsys, r.layout, writtenBy)
-	if err != nil {
-		return []steps.Step{{
-			Name:        "keep the pod network",
-			Description: "keep the CNI configuration: " + steps.FirstLine(err, ""),
-			Do: func(_ context.Context, out io.Writer) error {
-				fmt.Fprintf(out, "kept the CNI configuration: %v\n", err)
-				return nil
-			},
-		}}
-	}
-	if !ok {
-		return nil
-	}
-	what := "remove " + st.CNIConfFile + ", which join wrote, and its record " + podnet.StateFile(r.layout)
-	if n := st.Network; n != nil && n.Created {
-		what += fmt.Sprintf(" (the record stays while it names the HNS network %q: reset --network removes both)", n.Name)
-	}
-	return []steps.Step{{
-		Name:        "remove the pod network join wrote",
-		Description: what,
-		Do: func(_ context.Context, out io.Writer) error {
-			if err := podnet.RemoveWritten(out, fsys, r.layout, st); err != nil {
-				return steps.WithFix(err, fixResetAgain)
-			}
-			r.networkRemoved = true
-			if n := st.Network; n != nil && n.Created {
-				r.keptHNS = n.Name
-			}
-			return nil
-		},
-	}}
 }

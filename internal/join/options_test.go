@@ -1,4 +1,4 @@
-package join
+package join_test
 
 import (
 	"errors"
@@ -10,40 +10,33 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/hosttest"
+	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
-var optionsHost = config.Host{GOOS: config.Windows, Hostname: "LINE3-PC", NodeIP: "10.20.30.40", SystemDrive: "C:"}
-
-// depsOn is host's dependencies with this test binary as the program.
-func depsOn(host config.Host) *deps.Dependencies {
-	exe, err := os.Executable()
-	return &deps.Dependencies{Host: host, Layout: config.NewLayout(host), Executable: exe, ExecutableErr: err}
-}
-
 func TestOptionsFlags(t *testing.T) {
-	o := NewOptions(depsOn(optionsHost))
+	o := join.NewOptions(hosttest.Deps(hosttest.DepsHost))
 	fs := pflag.NewFlagSet("join", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	if o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` || o.Timeout != DefaultTimeout || o.CertPort != config.DefaultCertPort || o.HubProtocol != config.HubWebSocket {
+	if o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` || o.Timeout != join.DefaultTimeout || o.CertPort != config.DefaultCertPort || o.HubProtocol != config.HubWebSocket {
 		t.Errorf("defaults %+v", o)
 	}
-	err := fs.Parse([]string{"-e", "192.168.50.10:10000", "-t", testToken, "-i", "line3", "-l", "a=b,c=d", "-p", "npipe://./pipe/x",
+	err := fs.Parse([]string{"-e", "192.168.50.10:10000", "-t", hosttest.Token, "-i", "line3", "-l", "a=b,c=d", "-p", "npipe://./pipe/x",
 		"--hub-protocol", "quic", "--stream=false", "--set", "a=1,b=[1, 2]", "--set", "c=3",
 		"--config", `C:\etc\kubeedge\config\x.yaml`, "--timeout", "1m", "--dry-run"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	j := o.JoinOptions
-	if j.CloudCoreIPPort != "192.168.50.10:10000" || j.Token != testToken || j.EdgeNodeName != "line3" ||
+	if j.CloudCoreIPPort != "192.168.50.10:10000" || j.Token != hosttest.Token || j.EdgeNodeName != "line3" ||
 		strings.Join(j.Labels, ";") != "a=b;c=d" || j.RemoteRuntimeEndpoint != "npipe://./pipe/x" || j.HubProtocol != "quic" || !j.NoStream {
 		t.Errorf("keadm's flags: %+v", j)
 	}
 	if o.ConfigFile != `C:\etc\kubeedge\config\x.yaml` || o.Timeout != time.Minute || !o.DryRun {
 		t.Errorf("join's flags: %+v", o)
 	}
-	if err := o.Complete(depsOn(optionsHost)); err != nil {
+	if err := o.Complete(hosttest.Deps(hosttest.DepsHost)); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(o.Set, ";"); got != "a=1;b=[1, 2];c=3" {
@@ -58,25 +51,25 @@ func TestOptionsFlags(t *testing.T) {
 // Validate reports every problem of the flags at once, each with the flag,
 // the value and the fix, as join's first step.
 func TestOptionsValidate(t *testing.T) {
-	valid := func() Options {
-		o := *NewOptions(depsOn(optionsHost))
-		o.CloudCoreIPPort, o.Token = "192.168.50.10:10000", testToken
+	valid := func() join.Options {
+		o := *join.NewOptions(hosttest.Deps(hosttest.DepsHost))
+		o.CloudCoreIPPort, o.Token = "192.168.50.10:10000", hosttest.Token
 		return o
 	}
 	if err := valid().Validate(); err != nil {
 		t.Fatalf("valid options: %v", err)
 	}
 	for name, tc := range map[string]struct {
-		change func(*Options)
+		change func(*join.Options)
 		want   []string
 	}{
-		"timeout":   {func(o *Options) { o.Timeout = 0 }, []string{`--timeout: Invalid value: "0s": give how long to wait for the certificates and the hub connection`}},
-		"no config": {func(o *Options) { o.ConfigFile = "" }, []string{`--config: Required value: give the configuration file to write, for example C:\etc\kubeedge\config\edgecore.yaml`}},
-		"relative":  {func(o *Options) { o.ConfigFile = "edgecore.yaml" }, []string{`--config: Invalid value: "edgecore.yaml": give an absolute path`}},
-		"outside":   {func(o *Options) { o.ConfigFile = `C:\edgecore.yaml` }, []string{`--config: Invalid value: "C:\\edgecore.yaml": keep the configuration under C:\etc\kubeedge`}},
-		"the dir":   {func(o *Options) { o.ConfigFile = `C:\etc\kubeedge` }, []string{`--config: Invalid value: "C:\\etc\\kubeedge": keep the configuration under`}},
-		"set":       {func(o *Options) { o.Set = []string{"maxPods"} }, []string{`--set: Invalid value: "maxPods": expected path=value`}},
-		"together": {func(o *Options) { o.Token, o.Timeout = "", -time.Second }, []string{
+		"timeout":   {func(o *join.Options) { o.Timeout = 0 }, []string{`--timeout: Invalid value: "0s": give how long to wait for the certificates and the hub connection`}},
+		"no config": {func(o *join.Options) { o.ConfigFile = "" }, []string{`--config: Required value: give the configuration file to write, for example C:\etc\kubeedge\config\edgecore.yaml`}},
+		"relative":  {func(o *join.Options) { o.ConfigFile = "edgecore.yaml" }, []string{`--config: Invalid value: "edgecore.yaml": give an absolute path`}},
+		"outside":   {func(o *join.Options) { o.ConfigFile = `C:\edgecore.yaml` }, []string{`--config: Invalid value: "C:\\edgecore.yaml": keep the configuration under C:\etc\kubeedge`}},
+		"the dir":   {func(o *join.Options) { o.ConfigFile = `C:\etc\kubeedge` }, []string{`--config: Invalid value: "C:\\etc\\kubeedge": keep the configuration under`}},
+		"set":       {func(o *join.Options) { o.Set = []string{"maxPods"} }, []string{`--set: Invalid value: "maxPods": expected path=value`}},
+		"together": {func(o *join.Options) { o.Token, o.Timeout = "", -time.Second }, []string{
 			"--token: Required value: run `keadm gettoken`", `--timeout: Invalid value: "-1s"`}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -84,7 +77,7 @@ func TestOptionsValidate(t *testing.T) {
 			tc.change(&o)
 			err := o.Validate()
 			var se *steps.StepError
-			if !errors.As(err, &se) || se.Index != 1 || se.Step != stepValidate {
+			if !errors.As(err, &se) || se.Index != 1 || se.Step != join.StepValidate {
 				t.Fatalf("%v, want a failure of step 1", err)
 			}
 			var invalid *config.InvalidError
@@ -97,41 +90,5 @@ func TestOptionsValidate(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestResetOptions(t *testing.T) {
-	o := NewResetOptions(depsOn(optionsHost))
-	fs := pflag.NewFlagSet("reset", pflag.ContinueOnError)
-	o.AddFlags(fs)
-	if o.ConfigFile != `C:\etc\kubeedge\config\edgecore.yaml` {
-		t.Errorf("default --config %s", o.ConfigFile)
-	}
-	if err := fs.Parse([]string{"--config", `C:\x.yaml`, "--keep-data", "--force", "--dry-run"}); err != nil {
-		t.Fatal(err)
-	}
-	var asked []config.Layout
-	o.NetworkOf = func(d *deps.Dependencies) NetworkRemover { asked = append(asked, d.Layout); return nil }
-	o.Complete(depsOn(optionsHost))
-	if o.ConfigFile != `C:\x.yaml` || !o.KeepData || !o.Force || !o.DryRun || o.RemoveNetwork || len(asked) != 0 {
-		t.Errorf("without --network: %+v, remover asked %d times", o, len(asked))
-	}
-	if o.LogFile != `C:\var\log\kubeedge\edgecore.log` || o.Host != optionsHost {
-		t.Errorf("completed %+v", o)
-	}
-	fs.Parse([]string{"--network"})
-	o.Complete(depsOn(optionsHost))
-	if !o.RemoveNetwork || len(asked) != 1 || asked[0] != config.NewLayout(optionsHost) {
-		t.Errorf("--network: remover asked for %+v", asked)
-	}
-	if err := o.Validate(); err != nil {
-		t.Errorf("Validate: %v", err)
-	}
-	// An empty --config would otherwise read as "no configuration" and
-	// send reset to the default locations.
-	fs.Parse([]string{"--config", ""})
-	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--config: Required value") ||
-		!strings.Contains(err.Error(), `C:\etc\kubeedge\config\edgecore.yaml`) {
-		t.Errorf("empty --config: %v", err)
 	}
 }

@@ -58,7 +58,6 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
-	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
@@ -254,11 +253,10 @@ func New(o Options, sys System) (*Takeover, error) {
 
 // The steps of a takeover.
 const (
-	stepRead     = "read the installation"
-	stepElevated = "check Administrator"
-	stepACL      = "restrict access"
-	stepService  = "point the service at this build"
-	stepReplace  = "replace the binary and the configuration"
+	stepRead    = "read the installation"
+	stepACL     = "restrict access"
+	stepService = "point the service at this build"
+	stepReplace = "replace the binary and the configuration"
 )
 
 // Plan is the takeover as steps.
@@ -271,13 +269,7 @@ func (t *Takeover) Plan() steps.Plan {
 				t.NodeName(), strings.Join(t.certs, ", "), in.DataSource, in.ConfigFile, t.changes()),
 			Do: t.read,
 		},
-		{
-			Name:        stepElevated,
-			Description: "require a process started with \"Run as administrator\"",
-			Do: func(_ context.Context, out io.Writer) error {
-				return join.CheckElevated(t.sys.Elevated, "takeover", out)
-			},
-		},
+		steps.Elevated("takeover", t.sys.Elevated),
 		{
 			Name: stepACL,
 			Description: fmt.Sprintf("refuse if another account than SYSTEM and Administrators owns a folder of the node or may change %s; then allow only SYSTEM and Administrators into %s, as join does (kept if the takeover is undone: keadm's edgecore runs as SYSTEM)",

@@ -1,4 +1,6 @@
-package join
+// Package reset undoes a join: `edgecore.exe reset` removes the service
+// and what join wrote, and only from the node's own directories.
+package reset
 
 import (
 	"bufio"
@@ -15,13 +17,14 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
+	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
-// ResetOptions are the inputs of `edgecore.exe reset`.
-type ResetOptions struct {
+// Options are the inputs of `edgecore.exe reset`.
+type Options struct {
 	// ConfigFile is the node's configuration (--config); the paths of the
 	// certificates and the database are read from it.
 	ConfigFile string
@@ -58,7 +61,7 @@ type NetworkRemover interface {
 // ErrCancelled is returned when the operator does not confirm the reset.
 var ErrCancelled = errors.New("reset cancelled; nothing was changed")
 
-// Reset removes what join set up: the service, the configuration, the
+// Run removes what join set up: the service, the configuration, the
 // certificates, the database (unless o.KeepData), the upgrade backups and
 // journal, and the logs. It removes files only inside the node's own
 // directories (config.Layout.NodeDirs): a file the configuration names
@@ -68,7 +71,7 @@ var ErrCancelled = errors.New("reset cancelled; nothing was changed")
 // kubelet's directory are left alone. Unless o.Force, it shows what it will remove
 // and asks on out, reading the answer from in; when in is not a terminal
 // (interactive false) it refuses and asks for --force instead.
-func Reset(ctx context.Context, in io.Reader, out io.Writer, interactive bool, o ResetOptions, sys System) error {
+func Run(ctx context.Context, in io.Reader, out io.Writer, interactive bool, o Options, sys join.System) error {
 	r := newReset(o, sys, out)
 	p := r.plan()
 	if o.DryRun {
@@ -134,8 +137,8 @@ func Confirm(in io.Reader, out io.Writer, question string) (bool, error) {
 }
 
 type reset struct {
-	o    ResetOptions
-	sys  System
+	o    Options
+	sys  join.System
 	goos string
 	cfg  *v1alpha2.EdgeCoreConfig
 	// loaded is set when cfg was read from o.ConfigFile. Otherwise the
@@ -165,7 +168,7 @@ type named struct {
 // newReset reads the node's configuration for the paths to remove. A
 // missing or unreadable one gives the default paths, which is where join
 // puts everything; out says which was used.
-func newReset(o ResetOptions, sys System, out io.Writer) *reset {
+func newReset(o Options, sys join.System, out io.Writer) *reset {
 	if o.ServiceName == "" {
 		o.ServiceName = service.DefaultName
 	}
@@ -326,13 +329,7 @@ const fixResetAgain = "then run reset again; it skips what is already gone"
 func (r *reset) plan() steps.Plan {
 	logDir := ospath.Dir(r.goos, r.o.LogFile)
 	list := []steps.Step{
-		{
-			Name:        stepElevated,
-			Description: "require a process started with \"Run as administrator\"",
-			Do: func(_ context.Context, out io.Writer) error {
-				return CheckElevated(r.sys.Elevated, "reset", out)
-			},
-		},
+		steps.Elevated("reset", r.sys.Elevated),
 		{
 			Name:        "stop and remove the service",
 			Description: fmt.Sprintf("stop the service %q, wait until it has stopped, and delete it", r.o.ServiceName),
@@ -450,7 +447,7 @@ func (r *reset) removeService(_ context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "service %q is not installed\n", r.o.ServiceName)
 		return nil
 	case errors.Is(err, service.ErrAccessDenied):
-		return steps.WithFix(err, fixElevated)
+		return steps.WithFix(err, steps.FixElevated)
 	}
 	return err
 }
@@ -555,7 +552,7 @@ func (r *reset) removeFiles(out io.Writer, files []named) error {
 			errs = append(errs, linkErr(f, link, err))
 			continue
 		}
-		removed, err := removeFile(r.sys.FS, f)
+		removed, err := hostfs.RemoveFile(r.sys.FS, f)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
@@ -580,7 +577,7 @@ func (r *reset) removeEmptyDirs(_ context.Context, out io.Writer) error {
 		if !ok {
 			continue
 		}
-		removed, err := removeIfEmpty(r.sys.FS, d)
+		removed, err := hostfs.RemoveIfEmpty(r.sys.FS, d)
 		switch {
 		case err != nil:
 			errs = append(errs, err)

@@ -1,4 +1,4 @@
-package join
+package reset_test
 
 import (
 	"bytes"
@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/hosttest"
+	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/reset"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -18,24 +21,24 @@ const cniConf = `C:\Program Files\containerd\cni\conf\0-containerd-nat.conf`
 
 // joined is a host after a successful join, with containerd's CNI
 // configuration, a pod's directory and rotated logs as a running node has.
-func joined(t *testing.T) *world {
+func joined(t *testing.T) *hosttest.World {
 	t.Helper()
-	w := newWorld(t)
-	w.fs.AddFile(cniConf, `{"type": "nat"}`)
-	w.edgecoreIssues(true)
-	if err := Run(context.Background(), &bytes.Buffer{}, w.options(), w.system()); err != nil {
+	w := hosttest.NewWorld(t)
+	w.FS.AddFile(cniConf, `{"type": "nat"}`)
+	w.EdgecoreIssues(true)
+	if err := join.Run(context.Background(), &bytes.Buffer{}, w.Options(), w.System()); err != nil {
 		t.Fatal(err)
 	}
-	w.fs.AddFile(`C:\var\lib\kubelet\pods\0a1b\etc-hosts`, "hosts")
-	w.fs.AddFile(`C:\var\log\kubeedge\edgecore-2025-01-02T03-04-05.000.log.gz`, "old log")
-	w.fs.AddFile(dbFile+"-journal", "journal")
-	w.fs.Changes = nil
-	w.services.calls = nil
+	w.FS.AddFile(`C:\var\lib\kubelet\pods\0a1b\etc-hosts`, "hosts")
+	w.FS.AddFile(`C:\var\log\kubeedge\edgecore-2025-01-02T03-04-05.000.log.gz`, "old log")
+	w.FS.AddFile(hosttest.DBFile+"-journal", "journal")
+	w.FS.Changes = nil
+	w.Services.Calls = nil
 	return w
 }
 
-func (w *world) resetOptions() ResetOptions {
-	return ResetOptions{ConfigFile: cfgFile, LogFile: logFile, Host: w.host, Layout: config.NewLayout(w.host), Force: true}
+func resetOptions(w *hosttest.World) reset.Options {
+	return reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Host: w.Host, Layout: config.NewLayout(w.Host), Force: true}
 }
 
 var resetStepNames = []string{
@@ -52,14 +55,14 @@ var resetStepNames = []string{
 func TestResetRemovesWhatJoinCreatedAndLeavesContainerdAlone(t *testing.T) {
 	w := joined(t)
 	var out bytes.Buffer
-	if err := Reset(context.Background(), strings.NewReader(""), &out, false, w.resetOptions(), w.system()); err != nil {
+	if err := reset.Run(context.Background(), strings.NewReader(""), &out, false, resetOptions(w), w.System()); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	got := out.String()
-	if lines := stepLines(got); !reflect.DeepEqual(lines, resetStepNames) {
+	if lines := hosttest.StepLines(got); !reflect.DeepEqual(lines, resetStepNames) {
 		t.Errorf("steps:\n%s", strings.Join(lines, "\n"))
 	}
-	mustContain(t, "output", got,
+	hosttest.MustContain(t, "output", got,
 		"Resetting node line3-pc",
 		`stopped and removed service "edgecore"`,
 		`removed C:\etc\kubeedge\config\edgecore.yaml`,
@@ -70,50 +73,50 @@ func TestResetRemovesWhatJoinCreatedAndLeavesContainerdAlone(t *testing.T) {
 		`removed C:\etc\kubeedge`+"\n",
 		`left alone`, `C:\var\lib\kubelet`,
 		"kubectl delete node line3-pc")
-	for _, gone := range []string{cfgFile, caFile, certFile, keyFile, dbFile, logFile, `C:\etc\kubeedge`, `C:\var\lib\kubeedge`, `C:\var\log\kubeedge`} {
-		if w.fs.Has(gone) {
+	for _, gone := range []string{hosttest.CfgFile, hosttest.CAFile, hosttest.CertFile, hosttest.KeyFile, hosttest.DBFile, hosttest.LogFile, `C:\etc\kubeedge`, `C:\var\lib\kubeedge`, `C:\var\log\kubeedge`} {
+		if w.FS.Has(gone) {
 			t.Errorf("%s is still there", gone)
 		}
 	}
 	for _, kept := range []string{cniConf, `C:\var\lib\kubelet\pods\0a1b\etc-hosts`, `C:\var\log\pods`} {
-		if !w.fs.Has(kept) {
+		if !w.FS.Has(kept) {
 			t.Errorf("%s was removed", kept)
 		}
 	}
-	if len(w.services.installed) != 0 {
+	if len(w.Services.Configs) != 0 {
 		t.Errorf("service still installed")
 	}
 	// A second reset finds nothing and succeeds.
 	out.Reset()
-	if err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
 		t.Fatalf("second reset: %v\n%s", err, out.String())
 	}
-	mustContain(t, "second reset", out.String(), `service "edgecore" is not installed`,
+	hosttest.MustContain(t, "second reset", out.String(), `service "edgecore" is not installed`,
 		`No configuration at C:\etc\kubeedge\config\edgecore.yaml; removing from the default locations.`)
 }
 
 func TestResetKeepData(t *testing.T) {
 	w := joined(t)
-	o := w.resetOptions()
+	o := resetOptions(w)
 	o.KeepData = true
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, o, w.system()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, o, w.System()); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(out.String(), "remove the database") || len(stepLines(out.String())) != 7 {
+	if strings.Contains(out.String(), "remove the database") || len(hosttest.StepLines(out.String())) != 7 {
 		t.Errorf("the database step ran:\n%s", out.String())
 	}
-	if !w.fs.Has(dbFile) || !w.fs.Has(dbFile+"-journal") {
+	if !w.FS.Has(hosttest.DBFile) || !w.FS.Has(hosttest.DBFile+"-journal") {
 		t.Errorf("--keep-data removed the database")
 	}
-	if w.fs.Has(cfgFile) || w.fs.Has(certFile) {
+	if w.FS.Has(hosttest.CfgFile) || w.FS.Has(hosttest.CertFile) {
 		t.Errorf("configuration or certificates kept")
 	}
 	// A new join accepts the kept database and leaves it on rollback.
-	w.edgecoreLogs(logLineRefused)
-	err := Run(context.Background(), &bytes.Buffer{}, w.options(), w.system())
-	stepError(t, err, 9)
-	if !w.fs.Has(dbFile) {
+	w.EdgecoreLogs(hosttest.LogLineRefused)
+	err := join.Run(context.Background(), &bytes.Buffer{}, w.Options(), w.System())
+	hosttest.StepError(t, err, 9, len(hosttest.JoinStepNames))
+	if !w.FS.Has(hosttest.DBFile) {
 		t.Errorf("the join rollback removed the kept database")
 	}
 }
@@ -134,18 +137,18 @@ func TestResetAsksUnlessForced(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := joined(t)
-			before := w.fs.Paths()
-			o := w.resetOptions()
+			before := w.FS.Paths()
+			o := resetOptions(w)
 			o.Force = false
 			var out bytes.Buffer
-			err := Reset(context.Background(), strings.NewReader(tc.answer), &out, tc.interactive, o, w.system())
+			err := reset.Run(context.Background(), strings.NewReader(tc.answer), &out, tc.interactive, o, w.System())
 			if tc.proceeds {
 				if err != nil {
 					t.Fatal(err)
 				}
-				mustContain(t, "output", out.String(), "Reset removes node line3-pc from this host:\n[1/8] check Administrator: ",
+				hosttest.MustContain(t, "output", out.String(), "Reset removes node line3-pc from this host:\n[1/8] check Administrator: ",
 					"Reset this node? [y/N]: ", "Resetting node line3-pc")
-				if w.fs.Has(cfgFile) {
+				if w.FS.Has(hosttest.CfgFile) {
 					t.Errorf("confirmed, yet nothing was removed")
 				}
 				return
@@ -153,11 +156,11 @@ func TestResetAsksUnlessForced(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want %q", err, tc.wantErr)
 			}
-			if tc.interactive && !errors.Is(err, ErrCancelled) {
-				t.Errorf("not ErrCancelled: %v", err)
+			if tc.interactive && !errors.Is(err, reset.ErrCancelled) {
+				t.Errorf("not reset.ErrCancelled: %v", err)
 			}
-			if after := w.fs.Paths(); !reflect.DeepEqual(before, after) || len(w.services.calls) > 0 {
-				t.Errorf("changed the host without confirmation: %v", w.services.calls)
+			if after := w.FS.Paths(); !reflect.DeepEqual(before, after) || len(w.Services.Calls) > 0 {
+				t.Errorf("changed the host without confirmation: %v", w.Services.Calls)
 			}
 		})
 	}
@@ -165,28 +168,28 @@ func TestResetAsksUnlessForced(t *testing.T) {
 
 func TestResetFailureNamesTheStepAndCanBeRunAgain(t *testing.T) {
 	w := joined(t)
-	w.fs.FailRemove[certFile] = errors.New("The process cannot access the file because it is being used by another process.")
+	w.FS.FailRemove[hosttest.CertFile] = errors.New("The process cannot access the file because it is being used by another process.")
 	var out bytes.Buffer
-	err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system())
+	err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System())
 	var se *steps.StepError
 	if !errors.As(err, &se) || se.Index != 4 || se.Total != 8 {
 		t.Fatalf("error %v", err)
 	}
-	mustContain(t, "error", err.Error(), "reset failed at step 4/8 (remove the certificates)",
+	hosttest.MustContain(t, "error", err.Error(), "reset failed at step 4/8 (remove the certificates)",
 		`C:\etc\kubeedge\certs\server.crt: The process cannot access the file`,
 		"fix: make sure edgecore is stopped", "then run reset again; it skips what is already gone")
 	if strings.Contains(out.String(), "Rolling back") {
 		t.Errorf("reset has nothing to roll back:\n%s", out.String())
 	}
-	if w.fs.Has(keyFile) || w.fs.Has(caFile) {
+	if w.FS.Has(hosttest.KeyFile) || w.FS.Has(hosttest.CAFile) {
 		t.Errorf("the other certificate files were not removed")
 	}
-	delete(w.fs.FailRemove, certFile)
-	if err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system()); err != nil {
+	delete(w.FS.FailRemove, hosttest.CertFile)
+	if err := reset.Run(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System()); err != nil {
 		t.Fatalf("reset again: %v", err)
 	}
-	if w.fs.Has(certFile) || w.fs.Has(`C:\etc\kubeedge`) || w.fs.Has(dbFile) {
-		t.Errorf("second reset left files: %v", w.fs.Paths())
+	if w.FS.Has(hosttest.CertFile) || w.FS.Has(`C:\etc\kubeedge`) || w.FS.Has(hosttest.DBFile) {
+		t.Errorf("second reset left files: %v", w.FS.Paths())
 	}
 }
 
@@ -200,11 +203,11 @@ func TestResetStopsOnServiceErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := joined(t)
-			w.services.uninstallErr = tc.err
-			err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system())
-			mustContain(t, "error", fmt.Sprint(err), "reset failed at step 2/8 (stop and remove the service)", tc.want)
+			w.Services.UninstallErr = tc.err
+			err := reset.Run(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System())
+			hosttest.MustContain(t, "error", fmt.Sprint(err), "reset failed at step 2/8 (stop and remove the service)", tc.want)
 			// The files of a service that may still run are left.
-			if !w.fs.Has(cfgFile) || !w.fs.Has(dbFile) {
+			if !w.FS.Has(hosttest.CfgFile) || !w.FS.Has(hosttest.DBFile) {
 				t.Errorf("removed files while the service may still run")
 			}
 		})
@@ -213,25 +216,25 @@ func TestResetStopsOnServiceErrors(t *testing.T) {
 
 func TestResetNotAdministratorChangesNothing(t *testing.T) {
 	w := joined(t)
-	w.elevated = false
-	before := w.fs.Paths()
-	err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system())
-	mustContain(t, "error", fmt.Sprint(err), "reset failed at step 1/8 (check Administrator): not running as Administrator, which reset needs",
+	w.Elevated = false
+	before := w.FS.Paths()
+	err := reset.Run(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System())
+	hosttest.MustContain(t, "error", fmt.Sprint(err), "reset failed at step 1/8 (check Administrator): not running as Administrator, which reset needs",
 		`fix: open PowerShell with "Run as administrator"`)
-	if !reflect.DeepEqual(before, w.fs.Paths()) || len(w.services.calls) > 0 {
+	if !reflect.DeepEqual(before, w.FS.Paths()) || len(w.Services.Calls) > 0 {
 		t.Errorf("changed the host")
 	}
 }
 
 func TestResetKeepsDirectoriesThatHoldOtherFiles(t *testing.T) {
 	w := joined(t)
-	w.fs.AddFile(`C:\etc\kubeedge\manifests\static-pod.yaml`, "kind: Pod")
+	w.FS.AddFile(`C:\etc\kubeedge\manifests\static-pod.yaml`, "kind: Pod")
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "output", out.String(), `kept C:\etc\kubeedge\manifests: it is not empty`, `kept C:\etc\kubeedge: it is not empty`)
-	if !w.fs.Has(`C:\etc\kubeedge\manifests\static-pod.yaml`) {
+	hosttest.MustContain(t, "output", out.String(), `kept C:\etc\kubeedge\manifests: it is not empty`, `kept C:\etc\kubeedge: it is not empty`)
+	if !w.FS.Has(`C:\etc\kubeedge\manifests\static-pod.yaml`) {
 		t.Errorf("removed the operator's static pod")
 	}
 }
@@ -244,18 +247,18 @@ func TestResetWithAnUnreadableConfigurationUsesTheDefaultsAndKeepsIt(t *testing.
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := joined(t)
-			w.fs.AddFile(cfgFile, content)
+			w.FS.AddFile(hosttest.CfgFile, content)
 			var out bytes.Buffer
-			if err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system()); err != nil {
+			if err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
 				t.Fatal(err)
 			}
-			mustContain(t, "output", out.String(), `Cannot read C:\etc\kubeedge\config\edgecore.yaml (`, "removing from the default locations",
+			hosttest.MustContain(t, "output", out.String(), `Cannot read C:\etc\kubeedge\config\edgecore.yaml (`, "removing from the default locations",
 				`kept C:\etc\kubeedge\config\edgecore.yaml: it could not be read as a configuration, so it may be any file; look at it and remove it yourself`)
-			if w.fs.Content(cfgFile) != content {
-				t.Errorf("reset removed or changed %s, which it could not read as a configuration", cfgFile)
+			if w.FS.Content(hosttest.CfgFile) != content {
+				t.Errorf("reset removed or changed %s, which it could not read as a configuration", hosttest.CfgFile)
 			}
-			if w.fs.Has(certFile) || w.fs.Has(dbFile) {
-				t.Errorf("default locations not cleaned: %v", w.fs.Paths())
+			if w.FS.Has(hosttest.CertFile) || w.FS.Has(hosttest.DBFile) {
+				t.Errorf("default locations not cleaned: %v", w.FS.Paths())
 			}
 		})
 	}
@@ -279,44 +282,44 @@ func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 		`C:\etc\shared\server.crt`: "shared cert",
 	}
 	for p, c := range others {
-		w.fs.AddFile(p, c)
+		w.FS.AddFile(p, c)
 	}
-	cfg := w.fs.Content(cfgFile)
+	cfg := w.FS.Content(hosttest.CfgFile)
 	for from, to := range map[string]string{
-		caFile:   foreignCA,
-		keyFile:  foreignKey,
-		certFile: foreignCert,
-		dbFile:   foreignDB,
+		hosttest.CAFile:   foreignCA,
+		hosttest.KeyFile:  foreignKey,
+		hosttest.CertFile: foreignCert,
+		hosttest.DBFile:   foreignDB,
 	} {
 		if !strings.Contains(cfg, from) {
 			t.Fatalf("the joined configuration does not name %s:\n%s", from, cfg)
 		}
 		cfg = strings.ReplaceAll(cfg, from, to)
 	}
-	w.fs.AddFile(cfgFile, cfg)
-	if c, err := w.system().LoadConfig(cfgFile); err != nil || c.Modules.EdgeHub.TLSCAFile != foreignCA {
+	w.FS.AddFile(hosttest.CfgFile, cfg)
+	if c, err := w.System().LoadConfig(hosttest.CfgFile); err != nil || c.Modules.EdgeHub.TLSCAFile != foreignCA {
 		t.Fatalf("the hostile configuration does not load: %v", err)
 	}
-	o := w.resetOptions()
+	o := resetOptions(w)
 	o.DryRun = true
 	var dry bytes.Buffer
-	if err := Reset(context.Background(), nil, &dry, false, o, w.system()); err != nil {
+	if err := reset.Run(context.Background(), nil, &dry, false, o, w.System()); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "dry run", dry.String(),
+	hosttest.MustContain(t, "dry run", dry.String(),
 		`leave C:\Windows\System32\config\SAM (modules.edgeHub.tlsCaFile): outside the node's directories`,
 		`leave C:\ProgramData\OtherApp\app.db (database.dataSource): outside the node's directories`)
 
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, w.resetOptions(), w.system()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for p, c := range others {
-		if w.fs.Content(p) != c {
+		if w.FS.Content(p) != c {
 			t.Errorf("reset removed or changed %s, which the configuration names outside the node's directories", p)
 		}
 	}
-	mustContain(t, "output", out.String(),
+	hosttest.MustContain(t, "output", out.String(),
 		`left C:\Windows\System32\config\SAM, which modules.edgeHub.tlsCaFile names: it is outside the node's directories (C:\etc\kubeedge, C:\var\lib\kubeedge, C:\var\log\kubeedge)`,
 		`left D:\Important\keys\server.key, which modules.edgeHub.tlsPrivateKeyFile names`,
 		`left C:\etc\shared\server.crt, which modules.edgeHub.tlsCertFile names`,
@@ -325,13 +328,13 @@ func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 		"remove it yourself if nothing else uses it",
 		`removed C:\etc\kubeedge\config\edgecore.yaml`)
 	// What lies inside is still removed.
-	if w.fs.Has(cfgFile) || w.fs.Has(`C:\var\log\kubeedge`) {
-		t.Errorf("the node's own files were not removed: %v", w.fs.Paths())
+	if w.FS.Has(hosttest.CfgFile) || w.FS.Has(`C:\var\log\kubeedge`) {
+		t.Errorf("the node's own files were not removed: %v", w.FS.Paths())
 	}
 	// The directories of the foreign files stay, even when empty.
-	w.fs.AddDir(`C:\ProgramData\Empty`)
+	w.FS.AddDir(`C:\ProgramData\Empty`)
 	for _, d := range []string{`C:\Windows\System32\config`, `D:\Important\keys`, `C:\ProgramData\OtherApp`} {
-		if !w.fs.Has(d) {
+		if !w.FS.Has(d) {
 			t.Errorf("reset removed %s", d)
 		}
 	}
@@ -340,15 +343,15 @@ func TestResetRemovesNothingOutsideTheNodeDirectories(t *testing.T) {
 func TestResetLeavesAConfigurationOutsideTheNodeDirectories(t *testing.T) {
 	w := joined(t)
 	elsewhere := `C:\Users\admin\Desktop\edgecore.yaml`
-	w.fs.AddFile(elsewhere, w.fs.Content(cfgFile))
-	o := w.resetOptions()
+	w.FS.AddFile(elsewhere, w.FS.Content(hosttest.CfgFile))
+	o := resetOptions(w)
 	o.ConfigFile = elsewhere
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, o, w.system()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, o, w.System()); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "output", out.String(), `left C:\Users\admin\Desktop\edgecore.yaml, which --config names: it is outside the node's directories`)
-	if !w.fs.Has(elsewhere) || !w.fs.Has(`C:\Users\admin\Desktop`) {
+	hosttest.MustContain(t, "output", out.String(), `left C:\Users\admin\Desktop\edgecore.yaml, which --config names: it is outside the node's directories`)
+	if !w.FS.Has(elsewhere) || !w.FS.Has(`C:\Users\admin\Desktop`) {
 		t.Errorf("reset removed the operator's copy of the configuration or its directory")
 	}
 }
@@ -357,11 +360,11 @@ func TestResetDoesNotRemoveThroughALink(t *testing.T) {
 	w := joined(t)
 	// C:\etc\kubeedge\certs replaced by a junction to another directory:
 	// the key's path is inside by its text, but the file is not.
-	w.fs.AddLink(`C:\etc\kubeedge\certs`)
-	err := Reset(context.Background(), nil, &bytes.Buffer{}, false, w.resetOptions(), w.system())
-	mustContain(t, "error", fmt.Sprint(err), "reset failed at step 4/8 (remove the certificates)",
+	w.FS.AddLink(`C:\etc\kubeedge\certs`)
+	err := reset.Run(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System())
+	hosttest.MustContain(t, "error", fmt.Sprint(err), "reset failed at step 4/8 (remove the certificates)",
 		`C:\etc\kubeedge\certs\server.key is reached through C:\etc\kubeedge\certs, a symbolic link or junction`)
-	if !w.fs.Has(keyFile) || !w.fs.Has(certFile) {
+	if !w.FS.Has(hosttest.KeyFile) || !w.FS.Has(hosttest.CertFile) {
 		t.Errorf("reset removed a file through a link")
 	}
 }
@@ -371,53 +374,53 @@ func TestResetRemovesUpgradeBackupsAndJournal(t *testing.T) {
 	backup := `C:\etc\kubeedge\backup\v0.1.0`
 	for _, f := range []string{backup + `\edgecore.exe`, backup + `\edgecore.yaml`, backup + `\edgecore.db`, backup + `\backup.json`,
 		`C:\etc\kubeedge\upgrade\journal.json`, `C:\etc\kubeedge\upgrade\v0.2.0\edgecore.exe`} {
-		w.fs.AddFile(f, "copy")
+		w.FS.AddFile(f, "copy")
 	}
 	for _, keep := range []bool{false, true} {
-		o := w.resetOptions()
+		o := resetOptions(w)
 		o.KeepData = keep
 		o.Force = false
 		var out bytes.Buffer
 		// Still asked first.
-		if err := Reset(context.Background(), strings.NewReader("n\n"), &out, true, o, w.system()); !errors.Is(err, ErrCancelled) {
+		if err := reset.Run(context.Background(), strings.NewReader("n\n"), &out, true, o, w.System()); !errors.Is(err, reset.ErrCancelled) {
 			t.Fatalf("keep-data %v: %v", keep, err)
 		}
-		mustContain(t, "question", out.String(), `remove the upgrade backups and journal: remove C:\etc\kubeedge\backup and C:\etc\kubeedge\upgrade`, "Reset this node? [y/N]")
-		if !w.fs.Has(backup + `\edgecore.db`) {
+		hosttest.MustContain(t, "question", out.String(), `remove the upgrade backups and journal: remove C:\etc\kubeedge\backup and C:\etc\kubeedge\upgrade`, "Reset this node? [y/N]")
+		if !w.FS.Has(backup + `\edgecore.db`) {
 			t.Fatal("removed before the answer")
 		}
 	}
-	o := w.resetOptions()
+	o := resetOptions(w)
 	o.KeepData = true
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, o, w.system()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, o, w.System()); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "output", out.String(), `removed C:\etc\kubeedge\backup`+"\n", `removed C:\etc\kubeedge\upgrade`+"\n")
+	hosttest.MustContain(t, "output", out.String(), `removed C:\etc\kubeedge\backup`+"\n", `removed C:\etc\kubeedge\upgrade`+"\n")
 	for _, gone := range []string{`C:\etc\kubeedge\backup`, `C:\etc\kubeedge\upgrade`, `C:\etc\kubeedge`} {
-		if w.fs.Has(gone) {
+		if w.FS.Has(gone) {
 			t.Errorf("%s is still there (the backups keep copies of the database and the token)", gone)
 		}
 	}
-	if !w.fs.Has(dbFile) {
+	if !w.FS.Has(hosttest.DBFile) {
 		t.Errorf("--keep-data removed the database itself")
 	}
 }
 
 func TestResetDryRunChangesNothing(t *testing.T) {
 	w := joined(t)
-	before := w.fs.Paths()
-	o := w.resetOptions()
+	before := w.FS.Paths()
+	o := resetOptions(w)
 	o.DryRun = true
 	var out bytes.Buffer
-	if err := Reset(context.Background(), nil, &out, false, o, w.system()); err != nil {
+	if err := reset.Run(context.Background(), nil, &out, false, o, w.System()); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "dry run", out.String(), "Dry run: edgecore.exe reset would do the following; nothing is changed.",
+	hosttest.MustContain(t, "dry run", out.String(), "Dry run: edgecore.exe reset would do the following; nothing is changed.",
 		`[3/8] remove the configuration: remove C:\etc\kubeedge\config\edgecore.yaml`,
 		`[6/8] remove the upgrade backups and journal: remove C:\etc\kubeedge\backup and C:\etc\kubeedge\upgrade`,
 		`[7/8] remove the logs: remove C:\var\log\kubeedge and everything in it`)
-	if !reflect.DeepEqual(before, w.fs.Paths()) || len(w.services.calls) > 0 {
+	if !reflect.DeepEqual(before, w.FS.Paths()) || len(w.Services.Calls) > 0 {
 		t.Errorf("dry run changed the host")
 	}
 }
@@ -427,8 +430,8 @@ func TestResetDryRunChangesNothing(t *testing.T) {
 // the node's directories or into them, and a name only the disk could
 // place (a short name, a stream, a device) is never judged inside.
 func TestResetBoundsJudgeEverySpelling(t *testing.T) {
-	w := newWorld(t)
-	r := newReset(w.resetOptions(), w.system(), &bytes.Buffer{})
+	w := hosttest.NewWorld(t)
+	o := resetOptions(w)
 	for p, want := range map[string]bool{
 		`C:\etc\kubeedge\ca\rootCA.crt`:                        true,
 		`\\?\C:\etc\kubeedge\ca\rootCA.crt`:                    true,
@@ -444,7 +447,7 @@ func TestResetBoundsJudgeEverySpelling(t *testing.T) {
 		`\\.\HarddiskVolume3\etc\kubeedge\x`:                   false,
 		`\\?\GLOBALROOT\Device\HarddiskVolume3\etc\kubeedge\x`: false,
 	} {
-		if got := r.inside(p); got != want {
+		if got := reset.Inside(o, w.System(), p); got != want {
 			t.Errorf("inside(%s) = %v, want %v", p, got, want)
 		}
 	}
@@ -458,18 +461,18 @@ func TestResetReadsAndRemovesTheConfigurationInItsCanonicalForm(t *testing.T) {
 	for _, spelled := range []string{`\\?\C:\etc\kubeedge\config\edgecore.yaml`, `C:\etc\kubeedge.\config\edgecore.yaml`, `C:\etc\kubeedge \config\edgecore.yaml`} {
 		t.Run(spelled, func(t *testing.T) {
 			w := joined(t)
-			w.fs.AddFile(spelled, w.fs.Content(cfgFile))
-			o := w.resetOptions()
+			w.FS.AddFile(spelled, w.FS.Content(hosttest.CfgFile))
+			o := resetOptions(w)
 			o.ConfigFile = spelled
 			var out bytes.Buffer
-			if err := Reset(context.Background(), nil, &out, false, o, w.system()); err != nil {
+			if err := reset.Run(context.Background(), nil, &out, false, o, w.System()); err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
-			mustContain(t, "output", out.String(), `removed `+cfgFile)
-			if w.fs.Has(cfgFile) {
-				t.Errorf("the node's configuration %s was not removed", cfgFile)
+			hosttest.MustContain(t, "output", out.String(), `removed `+hosttest.CfgFile)
+			if w.FS.Has(hosttest.CfgFile) {
+				t.Errorf("the node's configuration %s was not removed", hosttest.CfgFile)
 			}
-			if strings.Contains(spelled, ` \`) && !w.fs.Has(spelled) {
+			if strings.Contains(spelled, ` \`) && !w.FS.Has(spelled) {
 				t.Errorf("reset removed %s, the file of a look-alike folder", spelled)
 			}
 		})

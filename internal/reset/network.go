@@ -1,0 +1,50 @@
+package reset
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/podnet"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
+)
+
+// networkResetSteps remove the CNI configuration join wrote, as cni-config's
+// record names it, before the runtime join installed (whose folder holds
+// the record); none when join wrote none.
+func (r *reset) networkResetSteps() []steps.Step {
+	fsys := r.sys.PodNet.Env.FS
+	st, ok, err := podnet.Written(fsys, r.layout, join.WrittenBy)
+	if err != nil {
+		return []steps.Step{{
+			Name:        "keep the pod network",
+			Description: "keep the CNI configuration: " + steps.FirstLine(err, ""),
+			Do: func(_ context.Context, out io.Writer) error {
+				fmt.Fprintf(out, "kept the CNI configuration: %v\n", err)
+				return nil
+			},
+		}}
+	}
+	if !ok {
+		return nil
+	}
+	what := "remove " + st.CNIConfFile + ", which join wrote, and its record " + podnet.StateFile(r.layout)
+	if n := st.Network; n != nil && n.Created {
+		what += fmt.Sprintf(" (the record stays while it names the HNS network %q: reset --network removes both)", n.Name)
+	}
+	return []steps.Step{{
+		Name:        "remove the pod network join wrote",
+		Description: what,
+		Do: func(_ context.Context, out io.Writer) error {
+			if err := podnet.RemoveWritten(out, fsys, r.layout, st); err != nil {
+				return steps.WithFix(err, fixResetAgain)
+			}
+			r.networkRemoved = true
+			if n := st.Network; n != nil && n.Created {
+				r.keptHNS = n.Name
+			}
+			return nil
+		},
+	}}
+}

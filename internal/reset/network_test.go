@@ -1,0 +1,162 @@
+package reset_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs/hostfstest"
+	"github.com/kubeedge-windows/edgecore/internal/hosttest"
+	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/reset"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+const cniState = `C:\Program Files\containerd\edgecore-cni-config.json`
+
+// fakeNetwork stands in for podnet.Remover: it removes cni-config's record
+// from the fake file system, as the real one does after the HNS objects.
+type fakeNetwork struct {
+	fs  *hostfstest.FS
+	err error
+}
+
+func (n *fakeNetwork) Describe() string { return "remove the HNS network cni-config created" }
+
+func (n *fakeNetwork) Remove(_ context.Context, out io.Writer) error {
+	if n.err != nil {
+		return n.err
+	}
+	fmt.Fprintln(out, "removed HNS network \"edgecore-l2bridge\"")
+	return n.fs.Remove(cniState)
+}
+
+// reset --network removes the pod network and its record (in containerd's
+// directory, which stays) as well as everything plain reset removes.
+func TestResetNetwork(t *testing.T) {
+	w := joined(t)
+	w.FS.AddFile(cniState, "{}")
+	o := resetOptions(w)
+	o.Network = &fakeNetwork{fs: w.FS}
+	var out bytes.Buffer
+	if err := reset.Run(context.Background(), strings.NewReader(""), &out, false, o, w.System()); err != nil {
+		t.Fatalf("%v\n%s", err, &out)
+	}
+	want := append(append([]string{}, resetStepNames[:7]...), "[8/9] remove the pod network", "[9/9] remove empty directories")
+	for i := range want[:7] {
+		want[i] = strings.Replace(want[i], "/8]", "/9]", 1)
+	}
+	if lines := hosttest.StepLines(out.String()); !reflect.DeepEqual(lines, want) {
+		t.Errorf("steps:\n%s", strings.Join(lines, "\n"))
+	}
+	hosttest.MustContain(t, "output", out.String(), `removed HNS network "edgecore-l2bridge"`, `removed C:\etc\kubeedge`+"\n")
+	if w.FS.Has(`C:\etc\kubeedge`) || !w.FS.Has(cniConf) {
+		t.Errorf("after reset --network: %v", w.FS.Paths())
+	}
+}
+
+// Without --network the pod network and its record stay, while
+// C:\etc\kubeedge goes as usual.
+func TestResetWithoutNetworkKeepsIt(t *testing.T) {
+	w := joined(t)
+	w.FS.AddFile(cniState, "{}")
+	var out bytes.Buffer
+	if err := reset.Run(context.Background(), strings.NewReader(""), &out, false, resetOptions(w), w.System()); err != nil {
+		t.Fatalf("%v\n%s", err, &out)
+	}
+	if !w.FS.Has(cniState) || strings.Contains(out.String(), "pod network") {
+		t.Errorf("reset without --network touched the pod network:\n%s", &out)
+	}
+	if w.FS.Has(`C:\etc\kubeedge`) {
+		t.Errorf("reset without --network kept C:\\etc\\kubeedge: %v", w.FS.Paths())
+	}
+}
+
+func TestResetNetworkFailureNamesTheStep(t *testing.T) {
+	w := joined(t)
+	o := resetOptions(w)
+	o.Network = &fakeNetwork{fs: w.FS, err: errors.New("the Host Networking Service (HNS) exists on Windows only")}
+	err := reset.Run(context.Background(), strings.NewReader(""), &bytes.Buffer{}, false, o, w.System())
+	var se *steps.StepError
+	if !errors.As(err, &se) || se.Step != "remove the pod network" || !strings.Contains(se.Fix, "run reset --network again") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// With the host's runtime join writes a network only when --mode asks, as
+// cni-config would, pointing the host's config.toml at it; reset removes
+// what join wrote.
+func TestJoinHostRuntimeWritesTheNetworkOnlyWhenAsked(t *testing.T) {
+	w := hosttest.NewWorld(t)
+	w.Services.Configs["containerd"] = service.Config{Name: "containerd"}
+	w.EdgecoreIssues(true)
+	var out bytes.Buffer
+	if err := join.Run(context.Background(), &out, w.Options(), w.System()); err != nil {
+		t.Fatalf("join failed: %v\n%s", err, out.String())
+	}
+	hosttest.MustContain(t, "output", out.String(), "Pod network: the host's own CNI configuration is used (give --mode to have join write one).")
+	if strings.Contains(out.String(), "write the pod network") || w.FS.Has(hosttest.CNINetRecord) {
+		t.Errorf("join wrote a network it was not asked for:\n%s", out.String())
+	}
+	resetForce(t, w)
+
+	w.FS.AddFile(hosttest.CtrdConfig, "version = 3\n")
+	o := w.Options()
+	o.Network.Mode, o.Network.Subnet = "nat", "10.244.2.0/24"
+	out.Reset()
+	if err := join.Run(context.Background(), &out, o, w.System()); err != nil {
+		t.Fatalf("join failed: %v\n%s", err, out.String())
+	}
+	// With the host's runtime the plugin is the operator's: no check.
+	hosttest.MustContain(t, "output", out.String(), "] write the pod network", "wrote "+hosttest.CNINAT, hosttest.CtrdConfig+" already points containerd at "+hosttest.CNIConfDir+" and "+hosttest.CNIBinDir)
+	out.Reset()
+	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+	hosttest.MustContain(t, "reset output", out.String(), "removed "+hosttest.CNINAT, "removed "+hosttest.CNINetRecord,
+		`Node line3-pc is reset. containerd with its containers and images, and C:\var\lib\kubelet were left alone.`)
+	if _, ok := w.Services.Configs["containerd"]; !ok {
+		t.Error("reset removed the host's containerd")
+	}
+}
+
+// reset removes the CNI configuration join wrote, never one cni-config
+// wrote (its record names no writer).
+func TestResetLeavesTheNetworkCNIConfigWrote(t *testing.T) {
+	w := hosttest.NewWorld(t)
+	w.FS.AddFile(hosttest.CNINAT, `{"type": "nat"}`)
+	w.FS.AddFile(hosttest.CNINetRecord, `{"mode": "nat", "cniConfFile": "`+strings.ReplaceAll(hosttest.CNINAT, `\`, `\\`)+`", "hosttest.CNIBinDir": ""}`)
+	var out bytes.Buffer
+	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+	if !w.FS.Has(hosttest.CNINAT) || !w.FS.Has(hosttest.CNINetRecord) {
+		t.Errorf("reset removed cni-config's network:\n%s", out.String())
+	}
+	// A record naming join but a file elsewhere is not followed.
+	w.FS.AddFile(hosttest.CNINetRecord, `{"mode": "nat", "writtenBy": "join", "cniConfFile": "C:\\Windows\\win.ini", "hosttest.CNIBinDir": ""}`)
+	w.FS.AddFile(`C:\Windows\win.ini`, "[fonts]")
+	out.Reset()
+	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+	hosttest.MustContain(t, "reset output", out.String(), `kept the CNI configuration:`, `outside `+hosttest.CNIConfDir)
+	if !w.FS.Has(`C:\Windows\win.ini`) {
+		t.Error("reset followed a forged record")
+	}
+}
+
+func resetForce(t *testing.T, w *hosttest.World) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+}

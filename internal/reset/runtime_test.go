@@ -1,0 +1,130 @@
+package reset_test
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/hosttest"
+	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/reset"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/windows/service"
+)
+
+// A join that installs the bundled runtime, then the reset that takes it
+// away again: the round trip is in reset's suite, which runs reset, so
+// that join's suite never depends on reset.
+func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
+	w := hosttest.NewWorld(t)
+	w.WithBundle()
+	w.EdgecoreIssues(true)
+	var out bytes.Buffer
+	if err := join.Run(context.Background(), &out, hosttest.WithL2Bridge(w.Options()), w.System()); err != nil {
+		t.Fatalf("join failed: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	hosttest.MustContain(t, "output", got,
+		"Container runtime: no container runtime on this host: the release's is installed.",
+		"Pod network: l2bridge with the win-bridge plugin, written by join.",
+		"] install the container runtime", "] write the pod network", "] start the container runtime",
+		`creating HNS network "edgecore-l2bridge"`, "wrote "+hosttest.CNIL2Bridge,
+		`created C:\Program Files\containerd`,
+		`wrote C:\Program Files\containerd\config.toml`,
+		`installed service "containerd": "C:\Program Files\containerd\bin\containerd.exe" --config "C:\Program Files\containerd\config.toml" --run-service`,
+		"containerd v2.1.4 answers at npipe://./pipe/containerd-containerd")
+	// containerd runs before edgecore's service is installed, so that
+	// the latter depends on it and finds its CRI.
+	if want := []string{"install containerd", "start containerd", "install edgecore", "start edgecore"}; !reflect.DeepEqual(w.Services.Calls, want) {
+		t.Errorf("service calls %v, want %v", w.Services.Calls, want)
+	}
+	svc := w.Services.Configs["containerd"]
+	if svc.StartType != service.StartAutomatic || len(svc.RestartDelays) == 0 || svc.PreShutdownTimeout == 0 || svc.RuntimeService != "" {
+		t.Errorf("containerd's service %+v: want automatic start, recovery actions and a pre-shutdown wait", svc)
+	}
+	for _, f := range runtimeinstall.Files {
+		if !w.FS.Has(hosttest.CtrdDir+`\bin\`+f.Name) && !w.FS.Has(hosttest.CtrdDir+`\cni\bin\`+f.Name) {
+			t.Errorf("%s was not installed", f.Name)
+		}
+	}
+	hosttest.MustContain(t, "config.toml", w.FS.Content(hosttest.CtrdConfig), "version = 3", "sandbox = 'registry.k8s.io/pause:3.9'",
+		`bin_dirs = ['C:\Program Files\containerd\cni\bin']`, `conf_dir = 'C:\Program Files\containerd\cni\conf'`)
+	// containerd's folder is made open to SYSTEM and Administrators only.
+	if w.Made[hosttest.CtrdDir] != acl.DirectorySDDL {
+		t.Errorf("containerd's folder was made with %q, want %q", w.Made[hosttest.CtrdDir], acl.DirectorySDDL)
+	}
+	hosttest.MustContain(t, "record", w.FS.Content(hosttest.InstallRecord), `"service": "containerd"`, `containerd.exe`, `"containerd": "v2.1.4"`)
+	// The network between the runtime's files and its start, so that the
+	// started containerd finds it; through cni-config's rules, with the
+	// bundle's win-bridge.
+	if i, k, m := strings.Index(got, "] install the container runtime"), strings.Index(got, "] write the pod network"), strings.Index(got, "] start the container runtime"); !(i < k && k < m) {
+		t.Errorf("the pod network is not written between the runtime's files and its start:\n%s", got)
+	}
+	hosttest.MustContain(t, "CNI config", w.FS.Content(hosttest.CNIL2Bridge), `"type": "win-bridge"`, "10.244.2.0/24", "10.96.0.10")
+	hosttest.MustContain(t, "network record", w.FS.Content(hosttest.CNINetRecord), `"writtenBy": "join"`, `"mode": "l2bridge"`, `"created": true`)
+	if _, ok := w.HNS.Networks["edgecore-l2bridge"]; !ok {
+		t.Errorf("no HNS network was created: %v", w.HNS.Calls)
+	}
+
+	// reset takes away what join installed, and only that.
+	w.FS.AddFile(hosttest.CtrdDir+`\containerd.log`, "containerd's own log")
+	out.Reset()
+	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+	hosttest.MustContain(t, "reset output", out.String(), "remove the pod network join wrote", "removed "+hosttest.CNIL2Bridge,
+		`kept HNS network "edgecore-l2bridge" and its record`, `the HNS network "edgecore-l2bridge" (reset --network removes it), and C:\var\lib\kubelet were left alone`,
+		"remove the container runtime join installed", `stopped and removed service "containerd"`,
+		`kept C:\Program Files\containerd: it holds files the installation did not write`,
+		"and the container runtime join installed is removed")
+	if strings.Contains(out.String(), "containerd with its containers and images") {
+		t.Errorf("reset says containerd was left alone after removing it:\n%s", out.String())
+	}
+	if len(w.Services.Configs) != 0 {
+		t.Errorf("services left: %v", w.Services.Configs)
+	}
+	for _, p := range []string{hosttest.CtrdExe, hosttest.CtrdConfig, hosttest.CNIBridge, hosttest.InstallRecord, hosttest.CNIL2Bridge} {
+		if w.FS.Has(p) {
+			t.Errorf("reset left %s", p)
+		}
+	}
+	// The HNS network stays, and its record for reset --network.
+	if rec := w.FS.Content(hosttest.CNINetRecord); !strings.Contains(rec, "edgecore-l2bridge") || strings.Contains(rec, "writtenBy") {
+		t.Errorf("the network's record after reset: %q", rec)
+	}
+	if !w.FS.Has(hosttest.CtrdDir + `\containerd.log`) {
+		t.Error("reset removed a file join did not write")
+	}
+}
+
+func TestResetLeavesAContainerdJoinDidNotInstall(t *testing.T) {
+	w := hosttest.NewWorld(t)
+	w.Services.Configs["containerd"] = service.Config{Name: "containerd"}
+	w.FS.AddFile(hosttest.CtrdExe, "the operator's")
+	var out bytes.Buffer
+	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+	if _, ok := w.Services.Configs["containerd"]; !ok || !w.FS.Has(hosttest.CtrdExe) {
+		t.Errorf("reset removed the operator's containerd:\n%s", out.String())
+	}
+	hosttest.MustContain(t, "reset output", out.String(), "containerd with its containers and images, the CNI configuration")
+}
+
+func TestResetKeepsContainerdWhenTheRecordNamesOtherPaths(t *testing.T) {
+	w := hosttest.NewWorld(t)
+	w.Services.Configs["containerd"] = service.Config{Name: "containerd"}
+	w.FS.AddFile(hosttest.InstallRecord, `{"service": "containerd", "files": ["C:\\Windows\\System32\\kernel32.dll"], "dirs": []}`)
+	var out bytes.Buffer
+	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+	hosttest.MustContain(t, "output", out.String(), `kept containerd:`, `outside C:\Program Files\containerd`)
+	if _, ok := w.Services.Configs["containerd"]; !ok {
+		t.Error("reset removed the containerd service on a forged record")
+	}
+}
