@@ -268,6 +268,17 @@ func Same(goos, a, b string) bool {
 	return Key(goos, a) == Key(goos, b)
 }
 
+// AppendNew appends p to list unless list already names the same file
+// (Same), keeping the first spelling.
+func AppendNew(goos string, list []string, p string) []string {
+	for _, have := range list {
+		if Same(goos, have, p) {
+			return list
+		}
+	}
+	return append(list, p)
+}
+
 // Within reports whether p is dir or a path below it, comparing as Same
 // does. Both are cleaned first, so C:\etc\kubeedge\..\x is not within
 // C:\etc\kubeedge and C:\etc\kubeedge-old is not either, while

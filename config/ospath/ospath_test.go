@@ -205,6 +205,19 @@ func TestSame(t *testing.T) {
 	}
 }
 
+func TestAppendNew(t *testing.T) {
+	var dirs []string
+	for _, d := range []string{`C:\etc\kubeedge`, `c:/ETC/kubeedge.`, `C:\var\lib\kubeedge`, `C:\etc\kubeedge\`} {
+		dirs = AppendNew(Windows, dirs, d)
+	}
+	if want := []string{`C:\etc\kubeedge`, `C:\var\lib\kubeedge`}; !reflect.DeepEqual(dirs, want) {
+		t.Errorf("Windows: %q, want %q (the first spelling of each file)", dirs, want)
+	}
+	if got := AppendNew(linux, []string{"/etc/kubeedge"}, "/etc/KubeEdge"); len(got) != 2 {
+		t.Errorf("Linux names differ by case: %q", got)
+	}
+}
+
 func TestWithin(t *testing.T) {
 	for _, tc := range []struct {
 		goos, dir, p string

@@ -52,6 +52,13 @@ type FS interface {
 // points to).
 func Exists(fsys FS, path string) (bool, error) {
 	_, err := fsys.Lstat(path)
+	return wasThere(err)
+}
+
+// wasThere reads the error of an operation on one path: nil means the
+// path was there, one wrapping fs.ErrNotExist that it was not, which is
+// no error.
+func wasThere(err error) (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
@@ -122,12 +129,5 @@ func RemoveIfEmpty(fsys FS, dir string) (bool, error) {
 
 // RemoveFile removes one file and says whether there was one.
 func RemoveFile(fsys FS, path string) (bool, error) {
-	err := fsys.Remove(path)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	}
-	return false, err
+	return wasThere(fsys.Remove(path))
 }

@@ -267,14 +267,7 @@ func (j *Join) prepare(c *v1alpha2.EdgeCoreConfig, rewrites []config.Rewrite) er
 // device plugins, when its root is elsewhere).
 func (j *Join) directories() []string {
 	var dirs []string
-	add := func(d string) {
-		for _, have := range dirs {
-			if ospath.Same(j.goos, have, d) {
-				return
-			}
-		}
-		dirs = append(dirs, d)
-	}
+	add := func(d string) { dirs = ospath.AppendNew(j.goos, dirs, d) }
 	add(j.kubeEdgeDir())
 	add(ospath.Dir(j.goos, j.o.ConfigFile))
 	for _, d := range config.Directories(j.cfg, j.goos) {

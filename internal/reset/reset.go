@@ -287,14 +287,7 @@ func (r *reset) outsideLine(f named) string {
 // first: the directories of the files removed and the kubeedge directory.
 func (r *reset) emptyDirs() []string {
 	var dirs []string
-	add := func(d string) {
-		for _, have := range dirs {
-			if ospath.Same(r.goos, have, d) {
-				return
-			}
-		}
-		dirs = append(dirs, d)
-	}
+	add := func(d string) { dirs = ospath.AppendNew(r.goos, dirs, d) }
 	add(ospath.Dir(r.goos, r.o.ConfigFile))
 	for _, f := range r.certFiles() {
 		add(ospath.Dir(r.goos, f.path))
