@@ -95,10 +95,8 @@ func Upgrade(ctx context.Context, out io.Writer, e Env, f Facts, o UpgradeOption
 	if err := o.Validate(); err != nil {
 		return refuse(err)
 	}
-	if r, resumed, err := Resume(ctx, out, e, ""); err != nil {
+	if _, _, err := finishEarlier(ctx, out, e); err != nil {
 		return refuse(err)
-	} else if resumed {
-		fmt.Fprintf(out, "The earlier %s ended: %s\n", r.Action, r.Line())
 	}
 	in, err := FindInstalled(e, f, o.Service)
 	if err != nil {
@@ -140,6 +138,17 @@ func Upgrade(ctx context.Context, out io.Writer, e Env, f Facts, o UpgradeOption
 	return r
 }
 
+// finishEarlier completes what an earlier process left half-done (an
+// upgrade or a rollback, from its journal) before a new one starts, and
+// says how it ended.
+func finishEarlier(ctx context.Context, out io.Writer, e Env) (Result, bool, error) {
+	r, resumed, err := Resume(ctx, out, e, "")
+	if err == nil && resumed {
+		fmt.Fprintf(out, "The earlier %s ended: %s\n", r.Action, r.Line())
+	}
+	return r, resumed, err
+}
+
 // backupName is the directory name of the running version's backup; an
 // installed binary that would not tell its version is backed up under the
 // time of the upgrade, so that it never overwrites a real version's.
@@ -177,10 +186,9 @@ func Rollback(ctx context.Context, out io.Writer, e Env, f Facts, o RollbackOpti
 	if err := o.Validate(); err != nil {
 		return refuse(err)
 	}
-	if r, resumed, err := Resume(ctx, out, e, ""); err != nil {
+	if r, resumed, err := finishEarlier(ctx, out, e); err != nil {
 		return refuse(err)
 	} else if resumed {
-		fmt.Fprintf(out, "The earlier %s ended: %s\n", r.Action, r.Line())
 		if r.Action == KindUpgrade && r.Status == StatusRolledBack && o.Version == "" {
 			// That was the rollback the operator asked for.
 			return r
