@@ -364,11 +364,16 @@ func (j *journey) bundledContainerd() {
 	p.stop()
 }
 
-// rowOf is preflight's row for check, or "".
+// rowOf is preflight's row for check (STATUS, then the check's name), or
+// "". The indented fix lines under a row are not rows.
 func rowOf(out, check string) string {
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(strings.TrimSpace(line[len(f[0]):]), check) {
-			return line
+		status, rest, ok := strings.Cut(line, " ")
+		switch status {
+		case "PASS", "WARN", "FAIL", "SKIP":
+			if ok && strings.HasPrefix(strings.TrimSpace(rest), check) {
+				return line
+			}
 		}
 	}
 	return ""
