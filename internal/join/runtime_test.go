@@ -139,3 +139,43 @@ func (f failStart) Start(name string) error {
 	}
 	return f.Services.Start(name)
 }
+
+// A CRI server a user started on containerd's pipe before join is refused
+// whatever --runtime says, naming the pipe, the process and its account,
+// before anything changes: with auto it is not "the operator's runtime",
+// with bundled it holds the pipe containerd would serve, with host it is
+// not the host's runtime.
+func TestJoinRefusesACRIServerItDoesNotTrust(t *testing.T) {
+	for _, tc := range []struct {
+		name, choice string
+		bundle       bool
+	}{
+		{"auto, with the release's runtime", runtimeinstall.ChoiceAuto, true},
+		{"auto, without it", runtimeinstall.ChoiceAuto, false},
+		{"bundled", runtimeinstall.ChoiceBundled, true},
+		{"host", runtimeinstall.ChoiceHost, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hosttest.NewWorld(t)
+			if tc.bundle {
+				w.WithBundle()
+			}
+			w.CRIServer = hosttest.UserCRIServer()
+			before := w.FS.Paths()
+			o := w.Options()
+			o.Runtime = tc.choice
+			for _, dry := range []bool{true, false} {
+				o.DryRun = dry
+				err := join.Run(context.Background(), &bytes.Buffer{}, o, w.System())
+				stepError(t, err, 1)
+				hosttest.MustContain(t, "error", err.Error(),
+					`the container runtime's pipe \\.\pipe\containerd-containerd is served by process 6120 (C:\Users\alice\fakecri.exe, running as LINE3-PC\alice`,
+					"it is not the containerd service's process running as SYSTEM (the containerd service is not installed)",
+					"\n  fix: stop process 6120 (Stop-Process -Id 6120 in an elevated PowerShell) and start containerd")
+			}
+			if after := w.FS.Paths(); !reflect.DeepEqual(before, after) || len(w.Services.Calls) != 0 {
+				t.Errorf("the host changed: %v %v", after, w.Services.Calls)
+			}
+		})
+	}
+}

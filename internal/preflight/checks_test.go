@@ -11,6 +11,8 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
+	"github.com/kubeedge-windows/edgecore/windows/pipe"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
@@ -86,6 +88,16 @@ func TestChecks(t *testing.T) {
 		}, nameCRI,
 			[]Row{fail(nameCRI, `npipe://./pipe/containerd-containerd: cannot connect: open \\.\pipe\containerd-containerd: The system cannot find the file specified.`,
 				"start containerd (Start-Service containerd) and check that modules.edged.containerRuntimeEndpoint is its address")}},
+		{"a CRI server the node does not trust", func(h *host, c *Config) {
+			h.criErr = servertrust.Judge(servertrust.Runtime, servertrust.Facts{GOOS: "windows", Address: `\\.\pipe\containerd-containerd`,
+				Server:  pipe.Server{PID: 6120, UID: -1, SDDL: "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)(A;;FR;;;WD)"},
+				Process: proc.Identity{Account: "S-1-5-21-1-2-3-1001", AccountName: `LINE3-PC\alice`, Image: `C:\Users\alice\fakecri.exe`}, ServiceState: "not installed"})
+		}, nameCRI,
+			[]Row{fail(nameCRI, `the container runtime's pipe \\.\pipe\containerd-containerd is served by process 6120 (C:\Users\alice\fakecri.exe, running as LINE3-PC\alice (S-1-5-21-1-2-3-1001)), `+
+				`which edgecore does not trust: it is not the containerd service's process running as SYSTEM (the containerd service is not installed), `+
+				`and its pipe is owned by S-1-5-21-1-2-3-1001, not SYSTEM or Administrators (O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)(A;;FR;;;WD)); it would receive every pod's secrets and registry credentials`,
+				"stop process 6120 (Stop-Process -Id 6120 in an elevated PowerShell) and start containerd (Start-Service containerd), then try again; "+
+					"a runtime of your own must run as the containerd service under LocalSystem, or serve its pipe with a descriptor that admits SYSTEM and Administrators only, such as O:BAD:P(A;;GA;;;SY)(A;;GA;;;BA)")}},
 		{"containerd without CRI v1", func(h *host, c *Config) { h.criErr = hostprobe.ErrCRIv1Unsupported }, nameCRI,
 			[]Row{fail(nameCRI, "npipe://./pipe/containerd-containerd: the runtime does not serve CRI v1 (runtime.v1.RuntimeService)",
 				"upgrade containerd to 1.6 or later; edged speaks CRI v1 only")}},
@@ -253,7 +265,7 @@ func TestChecks(t *testing.T) {
 // sideEffect allows the rows a change legitimately affects besides its own.
 func sideEffect(caseName string, r Row) bool {
 	switch caseName {
-	case "containerd not running", "containerd without CRI v1", "no runtime endpoint":
+	case "containerd not running", "containerd without CRI v1", "no runtime endpoint", "a CRI server the node does not trust":
 		return r.Name == nameCRINetwork
 	case "build unreadable", "Server 2016", "client build", "Server 2025", "Server 2019":
 		return r.Name == nameSandbox

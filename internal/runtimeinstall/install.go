@@ -16,6 +16,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -106,11 +107,26 @@ type Installer struct {
 // bundle and the host has neither a containerd service nor a runtime
 // answering at the endpoint; with ChoiceBundled always, refusing a host
 // with a containerd service or a release without a bundle. Files of an
-// earlier installation in the way are refused with the fix either way.
+// earlier installation in the way are refused with the fix either way, and
+// so is, whatever the choice, a server answering at the endpoint that the
+// node does not trust (package servertrust): a CRI server a user started
+// is neither "the operator's runtime" nor a pipe the release's containerd
+// could serve.
 func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 	in := &Installer{o: o, h: h, goos: o.Layout.GOOS}
 	if err := ValidChoice(o.Choice); err != nil {
 		return nil, err
+	}
+	// Whoever serves the endpoint now is judged whatever the choice: it
+	// is the runtime the node would use, or it holds the pipe the
+	// release's containerd would serve. One the node does not trust is
+	// refused, never taken for "the operator's runtime".
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	_, criErr := h.CRI(cctx, o.Endpoint)
+	cancel()
+	var refused *servertrust.RefusedError
+	if errors.As(criErr, &refused) {
+		return nil, steps.WithFix(refused.WithoutFix(), refused.Fix)
 	}
 	if o.Choice == ChoiceHost {
 		in.reason = "the host's runtime is used (" + FlagRuntime + " " + ChoiceHost + ")"
@@ -138,16 +154,12 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 		in.reason = "this release carries no container runtime; the host's is used"
 		return in, nil
 	}
-	if o.Choice == ChoiceAuto {
+	if o.Choice == ChoiceAuto && criErr == nil {
 		// A runtime that answers without a service (started by hand, or
-		// another CRI) is the operator's: leave it alone.
-		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		_, err := h.CRI(cctx, o.Endpoint)
-		cancel()
-		if err == nil {
-			in.reason = fmt.Sprintf("a container runtime already answers at %s and is used (%s %s)", o.Endpoint, FlagRuntime, ChoiceAuto)
-			return in, nil
-		}
+		// another CRI), and whose server the node trusts (above), is the
+		// operator's: leave it alone.
+		in.reason = fmt.Sprintf("a container runtime already answers at %s and is used (%s %s)", o.Endpoint, FlagRuntime, ChoiceAuto)
+		return in, nil
 	}
 	var inWay []string
 	for _, p := range append(in.targets(), o.Layout.ContainerdConfigFile, RecordFile(o.Layout)) {
@@ -405,6 +417,10 @@ func (in *Installer) start(ctx context.Context, out io.Writer) error {
 			", or run `"+c.Executable+" --config \""+in.o.Layout.ContainerdConfigFile+"\"` in a console to see the error")
 	}
 	st, err := WaitCRI(ctx, in.h, in.o.Endpoint, in.o.Timeout)
+	var refused *servertrust.RefusedError
+	if errors.As(err, &refused) {
+		return steps.WithFix(refused.WithoutFix(), refused.Fix)
+	}
 	if err != nil {
 		return steps.WithFix(err, "read "+ospath.Join(in.goos, in.o.Layout.ContainerdDir, "containerd.log")+" for why containerd does not serve the CRI")
 	}
@@ -423,6 +439,12 @@ func WaitCRI(ctx context.Context, h Host, endpoint string, timeout time.Duration
 		ccancel()
 		if err == nil {
 			return st, nil
+		}
+		// A server the node does not trust answered: waiting longer
+		// gives it more calls, not a runtime.
+		var refused *servertrust.RefusedError
+		if errors.As(err, &refused) {
+			return st, err
 		}
 		if ctx.Err() != nil {
 			return st, fmt.Errorf("the runtime does not answer at %s within %v: %w", endpoint, timeout, err)

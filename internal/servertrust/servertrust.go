@@ -97,10 +97,29 @@ type RefusedError struct {
 	Fix  string
 }
 
-func (e *RefusedError) Error() string {
-	return fmt.Sprintf("%s %s is served by %s, which edgecore does not trust: %s; fix: %s",
-		e.What, e.Facts.Address, e.Facts.who(), e.Why, e.Fix)
+// Temporary is false: gRPC clients that fail on a dial error that is not
+// temporary (containerd's) stop at the refusal rather than retrying
+// until their time-out. Those that retry anyway (the kubelet's) reconnect
+// once a trusted server answers.
+func (e *RefusedError) Temporary() bool { return false }
+
+func (e *RefusedError) Error() string { return e.Problem() + "; fix: " + e.Fix }
+
+// Problem is the refusal without its fix, for callers that print the fix
+// on a line of its own (a plan's step error).
+func (e *RefusedError) Problem() string {
+	return fmt.Sprintf("%s %s is served by %s, which edgecore does not trust: %s",
+		e.What, e.Facts.Address, e.Facts.who(), e.Why)
 }
+
+// WithoutFix is e as an error whose message is Problem; errors.As still
+// finds e through it.
+func (e *RefusedError) WithoutFix() error { return problemError{e} }
+
+type problemError struct{ r *RefusedError }
+
+func (p problemError) Error() string { return p.r.Problem() }
+func (p problemError) Unwrap() error { return p.r }
 
 // who names the serving process with its program and account.
 func (f Facts) who() string {
