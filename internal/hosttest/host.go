@@ -599,7 +599,15 @@ func (w *World) WithBundle() {
 	}
 	w.FS.AddFile(Bundle+`\manifest.json`, `{"containerd": "v2.1.4", "hcsshim": "v0.13.0", "cni-plugins": "v1.10.0"}`)
 	w.FS.AddDir(`C:\Program Files`)
+	w.FS.AddDir(`C:\ProgramData`)
 }
+
+// Where containerd keeps its data, and join creates it.
+const (
+	CtrdData  = `C:\ProgramData\containerd`
+	CtrdRoot  = CtrdData + `\root`
+	CtrdState = CtrdData + `\state`
+)
 
 // JoinStepNames are the step lines of a default join.
 var JoinStepNames = []string{

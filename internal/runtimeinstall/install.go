@@ -130,7 +130,7 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 	}
 	if o.Choice == ChoiceHost {
 		in.reason = "the host's runtime is used (" + FlagRuntime + " " + ChoiceHost + ")"
-		return in, nil
+		return in, in.checkHostFolders()
 	}
 	bundled, err := in.bundlePresent()
 	if err != nil {
@@ -149,17 +149,17 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 			"keep it with "+FlagRuntime+" "+ChoiceAuto+", or remove it first (Stop-Service containerd; containerd.exe --unregister-service) to install the release's")
 	case svc:
 		in.reason = fmt.Sprintf("the host's %s service is used; it is not replaced (%s %s)", ServiceName, FlagRuntime, o.Choice)
-		return in, nil
+		return in, in.checkHostFolders()
 	case !bundled:
 		in.reason = "this release carries no container runtime; the host's is used"
-		return in, nil
+		return in, in.checkHostFolders()
 	}
 	if o.Choice == ChoiceAuto && criErr == nil {
 		// A runtime that answers without a service (started by hand, or
 		// another CRI), and whose server the node trusts (above), is the
 		// operator's: leave it alone.
 		in.reason = fmt.Sprintf("a container runtime already answers at %s and is used (%s %s)", o.Endpoint, FlagRuntime, ChoiceAuto)
-		return in, nil
+		return in, in.checkHostFolders()
 	}
 	var inWay []string
 	for _, p := range append(in.targets(), o.Layout.ContainerdConfigFile, RecordFile(o.Layout)) {
@@ -175,9 +175,28 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 		return nil, steps.WithFix(fmt.Errorf("files of another containerd installation are in the way: %s", strings.Join(inWay, ", ")),
 			"move them away (or register that containerd as a service and pass "+FlagRuntime+" "+ChoiceAuto+"), then run join again")
 	}
+	// Folders that exist already are used only when judged safe: join
+	// creates the others restricted from their first moment.
+	if err := protect.Check(in.installFolders(), h.Protect); err != nil {
+		return nil, steps.WithFix(err, fixFolders)
+	}
 	in.install = true
 	in.reason = "no container runtime on this host: the release's is installed"
 	return in, nil
+}
+
+// checkHostFolders refuses the host's containerd when a folder of its
+// data (HostFolders) is not judged safe: the node would run what its
+// owner put there.
+func (in *Installer) checkHostFolders() error {
+	targets, err := HostFolders(in.h, in.o.Layout)
+	if err != nil {
+		return fmt.Errorf("reading %s for containerd's folders: %w", in.o.Layout.ContainerdConfigFile, err)
+	}
+	if err := protect.Check(targets, in.h.Protect); err != nil {
+		return steps.WithFix(err, fixFolders)
+	}
+	return nil
 }
 
 // Installs reports whether the bundled runtime is to be installed.
@@ -215,10 +234,21 @@ func (in *Installer) targets() []string {
 	return out
 }
 
-// dirs are the folders the installation needs, parents first.
+// dirs are the folders of containerd's installation, parents first.
 func (in *Installer) dirs() []string {
 	l := in.o.Layout
 	return []string{l.ContainerdDir, BinDir(l), l.CNIBinDir, l.CNIConfDir}
+}
+
+// dataDirs are the folders of containerd's data join creates, parents
+// first, and names in config.toml.
+func (in *Installer) dataDirs() []string {
+	l := in.o.Layout
+	var out []string
+	if l.ContainerdDataDir != "" {
+		out = append(out, l.ContainerdDataDir)
+	}
+	return append(out, l.ContainerdRootDir, l.ContainerdStateDir)
 }
 
 func (in *Installer) version(name string) string {
@@ -265,9 +295,10 @@ func (in *Installer) Steps() []steps.Step {
 		{
 			Name: StepFiles,
 			Description: fmt.Sprintf("%s: copy containerd%s, ctr and the runhcs shim%s to %s and the CNI plugins%s (win-bridge, win-overlay, host-local) to %s, "+
-				"in %s open to SYSTEM and Administrators only; write %s (sandbox image %s, CNI folders %s and %s); record them in %s",
+				"in %s open to SYSTEM and Administrators only; create containerd's root %s and state %s open to SYSTEM and Administrators only from their first moment (existing ones are used only when no one else owns or may change them); "+
+				"write %s (sandbox image %s, root and state, CNI folders %s and %s); record what was created in %s",
 				in.reason, in.version("containerd"), in.version("hcsshim"), BinDir(l), in.version("cni-plugins"), l.CNIBinDir,
-				l.ContainerdDir, l.ContainerdConfigFile, in.o.SandboxImage, l.CNIBinDir, l.CNIConfDir, RecordFile(l)),
+				l.ContainerdDir, l.ContainerdRootDir, l.ContainerdStateDir, l.ContainerdConfigFile, in.o.SandboxImage, l.CNIBinDir, l.CNIConfDir, RecordFile(l)),
 			Do:   in.installFiles,
 			Undo: in.removeFiles,
 		},
@@ -289,16 +320,24 @@ func (in *Installer) Steps() []steps.Step {
 
 func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 	l := in.o.Layout
-	targets := []protect.Target{{What: "containerd's folder", Path: l.ContainerdDir, Restrict: true}}
-	for _, d := range in.dirs() {
-		made, err := protect.Create(in.goos, targets, d, in.h.Protect)
-		in.rec.Dirs = append(in.rec.Dirs, made...)
+	for _, d := range append(in.dirs(), in.dataDirs()...) {
+		made, err := protect.Create(in.goos, in.restricted(), d, in.h.Protect)
 		for _, m := range made {
 			fmt.Fprintf(out, "created %s\n", m)
+			// A parent above containerd's folders (%ProgramData% on a
+			// host without one) is not the installation's to remove.
+			if within(l, m) {
+				in.rec.Dirs = append(in.rec.Dirs, m)
+			}
 		}
 		if err != nil {
 			return steps.WithFix(err, "make sure no file has that name and the drive is writable, then run join again")
 		}
+	}
+	// A folder another account created between the check and now was
+	// left as it is by Create: judged again, it is refused.
+	if err := protect.Check(in.installFolders(), in.h.Protect); err != nil {
+		return steps.WithFix(err, fixFolders)
 	}
 	for _, f := range Files {
 		dst := f.Target(l)
@@ -311,6 +350,8 @@ func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 	data, err := containerd.Generate(containerd.BundledConfig{
 		CNI:          containerd.Dirs{BinDir: l.CNIBinDir, ConfDir: l.CNIConfDir},
 		SandboxImage: in.o.SandboxImage,
+		Root:         l.ContainerdRootDir,
+		State:        l.ContainerdStateDir,
 	})
 	if err != nil {
 		return err
@@ -497,7 +538,10 @@ func ReadRecord(h Host, l config.Layout) (Record, bool, error) {
 }
 
 func within(l config.Layout, p string) bool {
-	for _, d := range []string{l.ContainerdDir, l.CNIBinDir, l.CNIConfDir} {
+	for _, d := range []string{l.ContainerdDir, l.CNIBinDir, l.CNIConfDir, l.ContainerdDataDir, l.ContainerdRootDir, l.ContainerdStateDir} {
+		if d == "" {
+			continue
+		}
 		if ospath.Within(l.GOOS, d, p) {
 			return true
 		}
