@@ -101,6 +101,12 @@ func TestKubeletRefusesASquatterAfterTheRuntimeRestarts(t *testing.T) {
 	if strings.Contains(squatter.log(), "/runtime.v1.") {
 		t.Errorf("a CRI call reached the squatter:\n%s", squatter.log())
 	}
+	for _, line := range strings.Split(edge.log(), "\n") {
+		if strings.Contains(line, want) {
+			t.Logf("the refusal: %s", line)
+			break
+		}
+	}
 	if t.Failed() {
 		t.Logf("edgecore.exe:\n%s\nsquatter:\n%s", edge.log(), squatter.log())
 	}
