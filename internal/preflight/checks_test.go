@@ -53,9 +53,19 @@ func TestChecks(t *testing.T) {
 		{"kubelet and kube-proxy running, names in any case", func(h *host, c *Config) {
 			h.procs = append(h.procs, proc.Process{PID: 77, Name: ""},
 				proc.Process{PID: 1200, ParentPID: 640, Name: "KUBELET.EXE"}, proc.Process{PID: 1300, ParentPID: 640, Name: "kube-proxy.exe"})
+			h.services = map[int]string{1200: "kubelet"}
+			h.programs = map[int]string{1300: `C:\k\kube-proxy.exe`}
 		}, nameKubelet,
-			[]Row{fail(nameKubelet, "KUBELET.EXE (PID 1200), kube-proxy.exe (PID 1300) running; edgecore runs its own kubelet and the two would fight over the pods",
+			[]Row{fail(nameKubelet, `KUBELET.EXE (PID 1200, the process of the service kubelet), kube-proxy.exe (PID 1300, runs C:\k\kube-proxy.exe, which only administrators may change) running; `+
+				"edgecore runs its own kubelet and the two would fight over the pods",
 				"stop them and remove them from start-up: Stop-Service kubelet, kube-proxy; Set-Service kubelet -StartupType Disabled")}},
+		{"a user's program called kubelet.exe", func(h *host, c *Config) {
+			h.procs = append(h.procs, proc.Process{PID: 1400, ParentPID: 3000, Name: "kubelet.exe"})
+			h.programs = map[int]string{1400: `C:\Users\bob\kubelet.exe`}
+			h.changeable = map[string]string{`C:\Users\bob\kubelet.exe`: "is owned by WIN-EDGE\\bob"}
+		}, nameKubelet,
+			[]Row{pass(nameKubelet, `no installed kubelet.exe or kube-proxy.exe is running; not counted: kubelet.exe (PID 1400, runs C:\Users\bob\kubelet.exe, which is owned by WIN-EDGE\bob: `+
+				"a program anyone may have put there, not an installed kubelet)")}},
 		{"disk below the warning threshold, root dir not created yet", func(h *host, c *Config) {
 			h.free, h.size = 6*GiB, 30*GiB
 			h.existing = map[string]bool{`C:\`: true, `C:\var`: true}

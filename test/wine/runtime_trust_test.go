@@ -111,3 +111,54 @@ func TestKubeletRefusesASquatterAfterTheRuntimeRestarts(t *testing.T) {
 		t.Logf("edgecore.exe:\n%s\nsquatter:\n%s", edge.log(), squatter.log())
 	}
 }
+
+// A process called kubelet.exe stops edgecore's start only when it is an
+// installed kubelet: a program only administrators may change (or a
+// service's process). The same program in a folder every account may
+// write to, as a user's copy is, is named in the log and does not stop
+// the node. Under Wine a file's DACL is made up from its Unix mode, so
+// mode 0777 stands for a file others may change, 0755 for an
+// administrator's.
+func TestStartJudgesAKubeletByItsProgram(t *testing.T) {
+	dir := driveCTempDir(t)
+	kubelet := filepath.Join(dir, "kubelet.exe")
+	data, err := os.ReadFile(fakecriExe(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kubelet, data, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, kubelet} {
+		if err := os.Chmod(p, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := startWine(t, kubelet, "--endpoint", "npipe://./pipe/edgecore-test-kubelet")
+	if !k.waitFor(time.Minute, "serving CRI v1") {
+		t.Fatalf("kubelet.exe did not start:\n%s", k.log())
+	}
+	pid := servingPID.FindStringSubmatch(k.log())[1]
+	cfg := minimalConfig(t, t.TempDir())
+
+	log, ok := runUntil(t, 2*time.Minute, "Waiting for the container runtime", "--config", toWindowsPath(cfg))
+	if !ok {
+		t.Fatalf("a user's kubelet.exe (process %s) stopped edgecore.exe:\n%s", pid, log)
+	}
+	// klog quotes the value: its backslashes are doubled.
+	quoted := strings.ReplaceAll(toWindowsPath(kubelet), `\`, `\\`)
+	if want := "kubelet.exe (PID " + pid + ", runs " + quoted; !strings.Contains(log, want) || !strings.Contains(log, "not an installed one") {
+		t.Errorf("the log does not name the ignored %q:\n%s", want, log)
+	}
+
+	for _, p := range []string{kubelet, dir} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "kubelet.exe (PID " + pid + ") is running on this host (runs " + toWindowsPath(kubelet) + ", which only administrators may change)"
+	log, ok = runUntil(t, 2*time.Minute, want, "--config", toWindowsPath(cfg))
+	if !ok {
+		t.Errorf("an administrator's kubelet.exe did not stop edgecore.exe:\n%s", log)
+	}
+}
