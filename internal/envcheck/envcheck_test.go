@@ -69,7 +69,7 @@ var windowsHost = fakeHost{
 	},
 	sddl: map[string]string{
 		`C:\k`: adminFolder, `C:\k\kubelet.exe`: adminFile,
-		`C:\Users`: "O:SYD:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;BU)",
+		`C:\Users`:     "O:SYD:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;BU)",
 		`C:\Users\bob`: bobsProfile, `C:\Users\bob\Downloads`: bobsProfile,
 		`C:\Users\bob\Downloads\kubelet.exe`: bobsFile, `C:\Users\bob\Downloads\kube-proxy.exe`: bobsFile,
 		// An administrator's copy in a folder every user may modify, as
