@@ -38,9 +38,15 @@ func Host() Set {
 		Elevated:          elevated,
 		FreeDisk:          freeDisk,
 		DiskSize:          diskSize,
-		CRI: func(ctx context.Context, endpoint string) (CRIStatus, error) {
-			return criStatus(ctx, endpoint, servertrust.OSHost())
-		},
+		CRI:               CRIProbe(servertrust.OSHost()),
+	}
+}
+
+// CRIProbe is the CRI probe judging each runtime's server by trust's
+// rule (servertrust.OSHost on the host).
+func CRIProbe(trust servertrust.Host) func(ctx context.Context, endpoint string) (CRIStatus, error) {
+	return func(ctx context.Context, endpoint string) (CRIStatus, error) {
+		return criStatus(ctx, endpoint, trust)
 	}
 }
 
