@@ -26,8 +26,13 @@ import (
 // root (image content and snapshots), its state, and on Windows the
 // folder holding both by default (%ProgramData%\containerd). A config.toml
 // that cannot be read gives the defaults: containerd would refuse to
-// start with it, which preflight's CNI check reports.
+// start with it, which preflight's CNI check reports. Outside Windows
+// there are none, as protect has no targets there: file modes protect
+// those hosts, and these are Windows ACLs.
 func DataFolders(l config.Layout, data []byte) []protect.Target {
+	if l.GOOS != config.Windows {
+		return nil
+	}
 	root, state := l.ContainerdRootDir, l.ContainerdStateDir
 	if data != nil {
 		if s, err := containerd.Read(data); err == nil {
@@ -66,6 +71,9 @@ func HostFolders(h Host, l config.Layout) ([]protect.Target, error) {
 // the CNI folders, and its data folders (DataFolders of the config.toml
 // join writes).
 func (in *Installer) installFolders() []protect.Target {
+	if in.goos != config.Windows {
+		return nil
+	}
 	var out []protect.Target
 	for _, d := range in.dirs() {
 		out = append(out, protect.Target{What: "a folder of containerd's installation, with the programs that run as SYSTEM", Path: d, Input: true})
