@@ -18,8 +18,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/servertrust"
-	"github.com/kubeedge-windows/edgecore/windows/acl"
-	"github.com/kubeedge-windows/edgecore/windows/proc"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust/servertrusttest"
 )
 
 // TestRealContainerdOnWindows imports an image archive, made here, into a
@@ -62,17 +61,8 @@ func TestRealContainerdOnWindows(t *testing.T) {
 		t.Fatalf("connecting to a containerd started by hand (process %d): %v, want a refusal naming it", pid, err)
 	}
 	// Under Wine every process runs as one user and containerd cannot
-	// run as a service, so the test stands in for the service manager:
-	// on Windows it starts containerd as the containerd service's process
-	// under LocalSystem. The pipe's server is still the system's answer,
-	// which must be the process started.
-	trust := servertrust.OSHost()
-	trust.Service = func(string) (int, string, error) { return pid, "running", nil }
-	trust.Identify = func(p int) (proc.Identity, error) {
-		id, err := proc.Identify(p)
-		id.Account, id.AccountName = acl.SystemSID, `NT AUTHORITY\SYSTEM`
-		return id, err
-	}
+	// run as a service: the test stands in for the service manager.
+	trust := servertrusttest.AsService(pid)
 	im := &Importer{
 		Connect:    containerdWith(endpoint, Snapshotter(config.Windows), trust),
 		Trusted:    Access(config.Windows, protect.HostACLs()),

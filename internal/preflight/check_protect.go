@@ -43,13 +43,19 @@ func checkRuntimeFolders(cfg Config, p Probes) []Row {
 		}
 		return []Row{pass(nameRuntimeFolders, "owned and changeable by SYSTEM and Administrators only, where they exist: "+strings.Join(paths, ", "))}
 	}
+	return findingRows(nameRuntimeFolders, findings)
+}
+
+// findingRows are protect's findings as rows of the check called name: a
+// FAIL for one a command refuses, a WARN for one a start repairs.
+func findingRows(name string, findings []protect.Finding) []Row {
 	var rows []Row
 	for _, f := range findings {
 		detail := f.Path + " (" + f.Target.What + ") " + f.Problem
 		if f.Refuse {
-			rows = append(rows, fail(nameRuntimeFolders, detail, f.Fix))
+			rows = append(rows, fail(name, detail, f.Fix))
 		} else {
-			rows = append(rows, warn(nameRuntimeFolders, detail, f.Fix))
+			rows = append(rows, warn(name, detail, f.Fix))
 		}
 	}
 	return rows
@@ -89,14 +95,5 @@ func checkProtected(cfg Config, p Probes) []Row {
 		}
 		return []Row{pass(nameProtected, "SYSTEM and Administrators only, owned by Administrators, where they exist: "+strings.Join(paths, ", "))}
 	}
-	var rows []Row
-	for _, f := range findings {
-		detail := f.Path + " (" + f.Target.What + ") " + f.Problem
-		if f.Refuse {
-			rows = append(rows, fail(nameProtected, detail, f.Fix))
-		} else {
-			rows = append(rows, warn(nameProtected, detail, f.Fix))
-		}
-	}
-	return rows
+	return findingRows(nameProtected, findings)
 }

@@ -19,8 +19,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/servertrust"
-	"github.com/kubeedge-windows/edgecore/windows/acl"
-	"github.com/kubeedge-windows/edgecore/windows/proc"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust/servertrusttest"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -163,17 +162,8 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 	}
 	t.Logf("refused as it should be: %v", err)
 	// Under Wine every process runs as one user and containerd cannot
-	// run as a service, so the test stands in for the service manager:
-	// on Windows it starts containerd as the containerd service's process
-	// under LocalSystem. The pipe's server is still the system's answer
-	// (GetNamedPipeServerProcessId), which must be the process started.
-	trust := servertrust.OSHost()
-	trust.Service = func(string) (int, string, error) { return pid, "running", nil }
-	trust.Identify = func(p int) (proc.Identity, error) {
-		id, err := proc.Identify(p)
-		id.Account, id.AccountName = acl.SystemSID, `NT AUTHORITY\SYSTEM`
-		return id, err
-	}
+	// run as a service: the test stands in for the service manager.
+	trust := servertrusttest.AsService(pid)
 	h.CRI = hostprobe.CRIProbe(trust)
 	cri, err := runtimeinstall.WaitCRI(ctx, h, endpoint, 30*time.Second)
 	if err != nil {
