@@ -21,6 +21,9 @@ type Host struct {
 	// directories live under the first, edgecore's own files on the second.
 	ProgramFiles string
 	SystemDrive  string
+	// ProgramData is %ProgramData% on Windows: containerd keeps its
+	// images and state under it.
+	ProgramData string
 }
 
 // DefaultNodeName is used when the host name has nothing usable in it.
@@ -51,6 +54,7 @@ func CurrentHost(goos string) Host {
 	if goos == Windows {
 		h.ProgramFiles = os.Getenv("ProgramFiles")
 		h.SystemDrive = os.Getenv("SystemDrive")
+		h.ProgramData = os.Getenv("ProgramData")
 	}
 	if name, err := os.Hostname(); err == nil {
 		h.Hostname = name

@@ -63,6 +63,17 @@ type Layout struct {
 	ContainerdDir string
 	// ContainerdConfigFile is containerd's config.toml.
 	ContainerdConfigFile string
+	// ContainerdDataDir holds containerd's root and state on Windows
+	// (%ProgramData%\containerd, where containerd puts them by default);
+	// "" elsewhere, where they have no common folder.
+	ContainerdDataDir string
+	// ContainerdRootDir is containerd's root (image content, snapshots:
+	// every layer the node runs) and ContainerdStateDir its state (the
+	// running containers' sockets and mounts), as containerd defaults
+	// them: %ProgramData%\containerd\root and \state on Windows,
+	// /var/lib/containerd and /run/containerd elsewhere.
+	ContainerdRootDir  string
+	ContainerdStateDir string
 	// CNIConfDir and CNIBinDir are where containerd's CRI plugin reads CNI
 	// network configurations and plugin executables unless its
 	// config.toml says otherwise. Install scripts that put them elsewhere
@@ -111,6 +122,9 @@ func NewLayout(host Host) Layout {
 		root = systemDrive(host.SystemDrive) + `\`
 		programFiles = programFilesDir(host.ProgramFiles, root)
 		l.ContainerdDir = ospath.Join(goos, programFiles, "containerd")
+		l.ContainerdDataDir = ospath.Join(goos, programDataDir(host.ProgramData, root), "containerd")
+		l.ContainerdRootDir = ospath.Join(goos, l.ContainerdDataDir, "root")
+		l.ContainerdStateDir = ospath.Join(goos, l.ContainerdDataDir, "state")
 		l.CNIConfDir = ospath.Join(goos, l.ContainerdDir, "cni", "conf")
 		l.CNIBinDir = ospath.Join(goos, l.ContainerdDir, "cni", "bin")
 	} else {
@@ -118,6 +132,8 @@ func NewLayout(host Host) Layout {
 		l.ContainerdDir = "/etc/containerd"
 		l.CNIConfDir = "/etc/cni/net.d"
 		l.CNIBinDir = "/opt/cni/bin"
+		l.ContainerdRootDir = "/var/lib/containerd"
+		l.ContainerdStateDir = "/run/containerd"
 	}
 	l.ContainerdConfigFile = ospath.Join(goos, l.ContainerdDir, "config.toml")
 	l.CNIConfFile = ospath.Join(goos, l.CNIConfDir, cni.DefaultFileName)
@@ -167,6 +183,16 @@ func systemDrive(env string) string {
 		return DefaultSystemDrive
 	}
 	return strings.ToUpper(d)
+}
+
+// programDataDir is %ProgramData%, or ProgramData on the system drive
+// (root) when it is unset or not absolute, as containerd falls back.
+func programDataDir(env, root string) string {
+	p := strings.TrimSpace(env)
+	if !ospath.IsAbs(ospath.Windows, p) {
+		return ospath.Join(ospath.Windows, root, "ProgramData")
+	}
+	return ospath.Clean(ospath.Windows, p)
 }
 
 // programFilesDir is %ProgramFiles%, or Program Files on the system drive

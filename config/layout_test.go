@@ -31,6 +31,9 @@ func TestLayoutOfTheDefaultWindowsHost(t *testing.T) {
 		UpgradeDir:           `C:\etc\kubeedge\upgrade`,
 		ContainerdDir:        `C:\Program Files\containerd`,
 		ContainerdConfigFile: `C:\Program Files\containerd\config.toml`,
+		ContainerdDataDir:    `C:\ProgramData\containerd`,
+		ContainerdRootDir:    `C:\ProgramData\containerd\root`,
+		ContainerdStateDir:   `C:\ProgramData\containerd\state`,
 		CNIConfDir:           `C:\Program Files\containerd\cni\conf`,
 		CNIBinDir:            `C:\Program Files\containerd\cni\bin`,
 		CNIConfFile:          `C:\Program Files\containerd\cni\conf\0-containerd-nat.conf`,
@@ -80,6 +83,8 @@ func TestLayoutOfLinuxIsUnchanged(t *testing.T) {
 		UpgradeDir:           "/etc/kubeedge/upgrade",
 		ContainerdDir:        "/etc/containerd",
 		ContainerdConfigFile: "/etc/containerd/config.toml",
+		ContainerdRootDir:    "/var/lib/containerd",
+		ContainerdStateDir:   "/run/containerd",
 		CNIConfDir:           "/etc/cni/net.d",
 		CNIBinDir:            "/opt/cni/bin",
 		CNIConfFile:          "/etc/cni/net.d/0-containerd-nat.conf",
@@ -118,6 +123,22 @@ func TestLayoutOfLinuxIsUnchanged(t *testing.T) {
 // cni-config's default --output and preflight's CNI directories follow
 // %ProgramFiles%, as containerd does; a hard-coded C:\Program Files would
 // write where containerd never looks.
+// containerd keeps its root and state under %ProgramData%, wherever
+// Windows puts it.
+func TestLayoutPutsContainerdsDataUnderProgramData(t *testing.T) {
+	for _, tc := range []struct{ programData, want string }{
+		{`D:\ProgramData`, `D:\ProgramData\containerd`},
+		{`d:\programdata\`, `D:\programdata\containerd`},
+		{``, `C:\ProgramData\containerd`},
+		{`ProgramData`, `C:\ProgramData\containerd`},
+	} {
+		l := NewLayout(Host{GOOS: Windows, SystemDrive: "C:", ProgramData: tc.programData})
+		if l.ContainerdDataDir != tc.want || l.ContainerdRootDir != tc.want+`\root` || l.ContainerdStateDir != tc.want+`\state` {
+			t.Errorf("%%ProgramData%% %q: %s, %s, %s; want %s and its root and state", tc.programData, l.ContainerdDataDir, l.ContainerdRootDir, l.ContainerdStateDir, tc.want)
+		}
+	}
+}
+
 func TestLayoutPutsContainerdUnderProgramFiles(t *testing.T) {
 	l := NewLayout(Host{GOOS: Windows, ProgramFiles: `D:\Program Files`, SystemDrive: "C:"})
 	for _, f := range []struct{ name, got, want string }{

@@ -31,9 +31,12 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
+	"github.com/kubeedge-windows/edgecore/windows/pipe"
+	"github.com/kubeedge-windows/edgecore/windows/proc"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -206,6 +209,10 @@ type World struct {
 	// CRIUp is a container runtime answering without a containerd
 	// service.
 	CRIUp bool
+	// CRIServer, when set, is who serves the CRI pipe: every CRI call
+	// is judged by servertrust's rule over these facts first (a user's
+	// CRI server started before join, say).
+	CRIServer *servertrust.Facts
 	// Imports are the image imports join asked for ("endpoint dirs"),
 	// with whether the service was installed then; ImportErr fails them.
 	Imports   []string
@@ -364,6 +371,11 @@ func (w *World) RuntimeHost() runtimeinstall.Host {
 		ReadFile: w.FS.ReadFile,
 		Services: w.Services,
 		CRI: func(ctx context.Context, endpoint string) (hostprobe.CRIStatus, error) {
+			if w.CRIServer != nil {
+				if err := servertrust.Judge(servertrust.Runtime, *w.CRIServer); err != nil {
+					return hostprobe.CRIStatus{}, err
+				}
+			}
 			w.Services.mu.Lock()
 			up := w.CRIUp || w.Services.Running[runtimeinstall.ServiceName]
 			w.Services.mu.Unlock()
@@ -587,7 +599,15 @@ func (w *World) WithBundle() {
 	}
 	w.FS.AddFile(Bundle+`\manifest.json`, `{"containerd": "v2.1.4", "hcsshim": "v0.13.0", "cni-plugins": "v1.10.0"}`)
 	w.FS.AddDir(`C:\Program Files`)
+	w.FS.AddDir(`C:\ProgramData`)
 }
+
+// Where containerd keeps its data, and join creates it.
+const (
+	CtrdData  = `C:\ProgramData\containerd`
+	CtrdRoot  = CtrdData + `\root`
+	CtrdState = CtrdData + `\state`
+)
 
 // JoinStepNames are the step lines of a default join.
 var JoinStepNames = []string{
@@ -636,4 +656,21 @@ func StepError(t *testing.T, err error, index, total int) *steps.StepError {
 		t.Fatalf("failed at step %d/%d (%s), want step %d/%d:\n%v", se.Index, se.Total, se.Step, index, total, err)
 	}
 	return se
+}
+
+// UserCRIServer is a CRI server a local account started on containerd's
+// pipe before the node: process 6120, C:\Users\alice\fakecri.exe, running
+// as alice, on a pipe with go-winio's default descriptor, which alice
+// owns; the containerd service is not installed.
+func UserCRIServer() *servertrust.Facts {
+	const alice = "S-1-5-21-1004336348-1177238915-682003330-1001"
+	return &servertrust.Facts{
+		GOOS:    config.Windows,
+		Address: `\\.\pipe\containerd-containerd`,
+		Server: pipe.Server{PID: 6120, UID: -1,
+			SDDL: "O:" + alice + "D:(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;" + alice + ")(A;;FR;;;WD)(A;;FR;;;AN)"},
+		Process:      proc.Identity{PID: 6120, Account: alice, AccountName: `LINE3-PC\alice`, Image: `C:\Users\alice\fakecri.exe`},
+		ServiceState: "not installed",
+		SelfPID:      4321,
+	}
 }

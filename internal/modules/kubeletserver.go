@@ -12,15 +12,18 @@ import (
 	"github.com/kubeedge/kubeedge/pkg/stream"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/pipe"
 )
 
 // pipeIO opens named pipes (windows/pipe on the host, a recording fake in
-// tests).
+// tests), and judges who serves a connection dialled to the kubelet
+// server (servertrust's Self rule on the host).
 type pipeIO struct {
 	listen func(name, sddl string) (net.Listener, error)
 	dial   func(ctx context.Context, name string) (net.Conn, error)
+	check  func(c net.Conn, address string) error
 }
 
 // kubeletServerListener is the kubelet read-only server's listener
@@ -49,14 +52,29 @@ func kubeletServerListener(ep config.KubeletServer, p pipeIO) func(string) (net.
 // kubeletServerDialer is edgeStream's, edged's and the metaserver's dialer
 // of the kubelet server (stream.DialEdged, the hook of patches/0011): every
 // connection goes to ep, whatever address the request names, so a stream
-// request from the cloud cannot be aimed at another host or port either.
+// request from the cloud cannot be aimed at another host or port either;
+// and it must be served by this process, so that a process that took the
+// pipe's name first receives no request (exec's commands, logs).
 func kubeletServerDialer(ep config.KubeletServer, p pipeIO) func(context.Context, string, string) (net.Conn, error) {
 	return func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var c net.Conn
+		var err error
+		address := ep.Socket
 		if ep.Pipe != "" {
-			return p.dial(ctx, ep.Pipe)
+			address = pipe.Path(ep.Pipe)
+			c, err = p.dial(ctx, ep.Pipe)
+		} else {
+			var d net.Dialer
+			c, err = d.DialContext(ctx, "unix", ep.Socket)
 		}
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", ep.Socket)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.check(c, address); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
 	}
 }
 
@@ -88,7 +106,9 @@ func listenPrivateSocket(dir, path string) (net.Listener, error) {
 // installKubeletServer puts both hooks in place; it must run before edged
 // starts the kubelet.
 func installKubeletServer(ep config.KubeletServer) {
-	p := pipeIO{listen: pipe.Listen, dial: pipe.Dial}
+	trust := servertrust.OSHost()
+	p := pipeIO{listen: pipe.Listen, dial: pipe.Dial,
+		check: func(c net.Conn, address string) error { return trust.Check(servertrust.Self, address, c) }}
 	kubeletserver.ReadOnlyListen = kubeletServerListener(ep, p)
 	stream.DialEdged = kubeletServerDialer(ep, p)
 }

@@ -2,6 +2,7 @@ package modules
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -23,9 +24,11 @@ import (
 // and the descriptor handed to the Windows API, and serves them over an
 // in-memory connection.
 type recordingPipes struct {
-	listened, dialled []string
-	sddl              string
-	l                 net.Listener
+	listened, dialled, checked []string
+	sddl                       string
+	l                          net.Listener
+	// refuse is what the server check answers.
+	refuse error
 }
 
 func (r *recordingPipes) io() pipeIO {
@@ -39,6 +42,10 @@ func (r *recordingPipes) io() pipeIO {
 			r.dialled = append(r.dialled, name)
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", r.l.Addr().String())
+		},
+		check: func(c net.Conn, address string) error {
+			r.checked = append(r.checked, address)
+			return r.refuse
 		},
 	}
 }
@@ -85,6 +92,17 @@ func TestWindowsKubeletServerIsAnAdministratorsOnlyPipe(t *testing.T) {
 	}
 	if len(r.dialled) != 2 || r.dialled[0] != "edgecore-kubelet" || r.dialled[1] != "edgecore-kubelet" {
 		t.Errorf("dialled pipes %q, want edgecore-kubelet twice", r.dialled)
+	}
+	if len(r.checked) != 2 || r.checked[0] != `\\.\pipe\edgecore-kubelet` {
+		t.Errorf(`server checks %q, want one per connection of \\.\pipe\edgecore-kubelet`, r.checked)
+	}
+	// A connection served by anyone but this process is closed and refused.
+	r.refuse = errors.New("served by process 6120")
+	if c, err := dial(context.Background(), "tcp", "127.0.0.1:10350"); err != r.refuse {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("a refused server gave %v, want the refusal", err)
 	}
 }
 

@@ -46,6 +46,7 @@ func migrateDatabase(dataSource string) {
 }
 
 // Register puts the kubelet server where only administrators reach it,
+// makes every connection to the container runtime check who serves it,
 // opens the database with the tables of the enabled modules, then
 // registers every edge module with its part of c (edgeHub with its
 // reconnection hooks), and last the Windows
@@ -55,6 +56,7 @@ func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent) {
 	node := c.Modules.Edged.HostnameOverride
 	installDMIListener()
 	installKubeletServer(config.KubeletServerOf(c, goos))
+	installRuntimeCheck()
 	dao.Init(c.DataBase.DataSource, c.Modules.DeviceTwin, c.Modules.EventBus, c.Modules.MetaManager, c.Modules.ServiceBus)
 	migrateDatabase(c.DataBase.DataSource)
 	devicetwin.Register(c.Modules.DeviceTwin, node)

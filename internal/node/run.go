@@ -123,7 +123,7 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	skip := opts.SkipEnvironmentCheck || os.Getenv("CHECK_EDGECORE_ENVIRONMENT") == "false" ||
 		cfg.Modules.MetaManager.MetaServer.Enable
 	if !skip {
-		if err := checkProcesses(); err != nil {
+		if err := checkProcesses(envcheck.OSHost(d.ACLs)); err != nil {
 			return err
 		}
 	}
@@ -231,7 +231,7 @@ func readBootstrapToken(cfg *v1alpha2.EdgeCoreConfig) error {
 	return nil
 }
 
-func checkProcesses() error {
+func checkProcesses(h envcheck.Host) error {
 	list, err := proc.List()
 	if err != nil {
 		// Listing processes needs rights a restricted account may lack;
@@ -239,5 +239,11 @@ func checkProcesses() error {
 		// was listed before the error is still checked.
 		klog.Warningf("Cannot list processes to check for a running kubelet: %v", err)
 	}
-	return envcheck.CheckProcesses(runtime.GOOS, list)
+	// A program of that name someone else may have put there does not
+	// stop the node; it is named, for the operator to look at.
+	_, ignored := envcheck.Judge(runtime.GOOS, list, h)
+	for _, p := range ignored {
+		klog.InfoS("A process named like a kubelet or kube-proxy runs, but is not an installed one; starting anyway", "process", p.String())
+	}
+	return envcheck.CheckProcesses(runtime.GOOS, list, h)
 }

@@ -98,23 +98,32 @@ func checkElevated(p Probes) Row {
 }
 
 // checkNoKubelet fails on the programs edgecore replaces: its edged is a
-// kubelet, and two kubelets fight over the same containers.
+// kubelet, and two kubelets fight over the same containers. A process is
+// judged by what it is, as edgecore judges it when it starts
+// (envcheck.Judge): a user's program called kubelet.exe is named, and
+// passes.
 func checkNoKubelet(p Probes) Row {
-	if p.Processes == nil {
+	if p.Processes == nil || p.Programs == nil {
 		return notProbed(nameKubelet)
 	}
 	procs, err := p.Processes()
 	if err != nil {
 		return couldNotCheck(nameKubelet, err)
 	}
-	var found []string
-	// The same rule edgecore applies when it starts.
-	for _, c := range envcheck.Conflicting(config.Windows, procs) {
-		found = append(found, fmt.Sprintf("%s (PID %d)", c.Name, c.PID))
+	found, ignored := envcheck.Judge(config.Windows, procs, *p.Programs)
+	var names, others []string
+	for _, c := range found {
+		names = append(names, c.String())
+	}
+	for _, c := range ignored {
+		others = append(others, c.String())
 	}
 	if len(found) > 0 {
-		return fail(nameKubelet, strings.Join(found, ", ")+" running; edgecore runs its own kubelet and the two would fight over the pods",
+		return fail(nameKubelet, strings.Join(names, ", ")+" running; edgecore runs its own kubelet and the two would fight over the pods",
 			"stop them and remove them from start-up: Stop-Service kubelet, kube-proxy; Set-Service kubelet -StartupType Disabled")
+	}
+	if len(others) > 0 {
+		return pass(nameKubelet, "no installed kubelet.exe or kube-proxy.exe is running; not counted: "+strings.Join(others, ", "))
 	}
 	return pass(nameKubelet, "neither kubelet.exe nor kube-proxy.exe is running")
 }

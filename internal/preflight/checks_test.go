@@ -11,6 +11,8 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
+	"github.com/kubeedge-windows/edgecore/windows/pipe"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
@@ -51,9 +53,19 @@ func TestChecks(t *testing.T) {
 		{"kubelet and kube-proxy running, names in any case", func(h *host, c *Config) {
 			h.procs = append(h.procs, proc.Process{PID: 77, Name: ""},
 				proc.Process{PID: 1200, ParentPID: 640, Name: "KUBELET.EXE"}, proc.Process{PID: 1300, ParentPID: 640, Name: "kube-proxy.exe"})
+			h.services = map[int]string{1200: "kubelet"}
+			h.programs = map[int]string{1300: `C:\k\kube-proxy.exe`}
 		}, nameKubelet,
-			[]Row{fail(nameKubelet, "KUBELET.EXE (PID 1200), kube-proxy.exe (PID 1300) running; edgecore runs its own kubelet and the two would fight over the pods",
+			[]Row{fail(nameKubelet, `KUBELET.EXE (PID 1200, the process of the service kubelet), kube-proxy.exe (PID 1300, runs C:\k\kube-proxy.exe, which only administrators may change) running; `+
+				"edgecore runs its own kubelet and the two would fight over the pods",
 				"stop them and remove them from start-up: Stop-Service kubelet, kube-proxy; Set-Service kubelet -StartupType Disabled")}},
+		{"a user's program called kubelet.exe", func(h *host, c *Config) {
+			h.procs = append(h.procs, proc.Process{PID: 1400, ParentPID: 3000, Name: "kubelet.exe"})
+			h.programs = map[int]string{1400: `C:\Users\bob\kubelet.exe`}
+			h.changeable = map[string]string{`C:\Users\bob\kubelet.exe`: "is owned by WIN-EDGE\\bob"}
+		}, nameKubelet,
+			[]Row{pass(nameKubelet, `no installed kubelet.exe or kube-proxy.exe is running; not counted: kubelet.exe (PID 1400, runs C:\Users\bob\kubelet.exe, which is owned by WIN-EDGE\bob: `+
+				"a program anyone may have put there, not an installed kubelet)")}},
 		{"disk below the warning threshold, root dir not created yet", func(h *host, c *Config) {
 			h.free, h.size = 6*GiB, 30*GiB
 			h.existing = map[string]bool{`C:\`: true, `C:\var`: true}
@@ -86,6 +98,16 @@ func TestChecks(t *testing.T) {
 		}, nameCRI,
 			[]Row{fail(nameCRI, `npipe://./pipe/containerd-containerd: cannot connect: open \\.\pipe\containerd-containerd: The system cannot find the file specified.`,
 				"start containerd (Start-Service containerd) and check that modules.edged.containerRuntimeEndpoint is its address")}},
+		{"a CRI server the node does not trust", func(h *host, c *Config) {
+			h.criErr = servertrust.Judge(servertrust.Runtime, servertrust.Facts{GOOS: "windows", Address: `\\.\pipe\containerd-containerd`,
+				Server:  pipe.Server{PID: 6120, UID: -1, SDDL: "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)(A;;FR;;;WD)"},
+				Process: proc.Identity{Account: "S-1-5-21-1-2-3-1001", AccountName: `LINE3-PC\alice`, Image: `C:\Users\alice\fakecri.exe`}, ServiceState: "not installed"})
+		}, nameCRI,
+			[]Row{fail(nameCRI, `the container runtime's pipe \\.\pipe\containerd-containerd is served by process 6120 (C:\Users\alice\fakecri.exe, running as LINE3-PC\alice (S-1-5-21-1-2-3-1001)), `+
+				`which edgecore does not trust: it is not the containerd service's process running as SYSTEM (the containerd service is not installed), `+
+				`and its pipe is owned by S-1-5-21-1-2-3-1001, not SYSTEM or Administrators (O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)(A;;FR;;;WD)); it would receive every pod's secrets and registry credentials`,
+				"stop process 6120 (Stop-Process -Id 6120 in an elevated PowerShell) and start containerd (Start-Service containerd), then try again; "+
+					"a runtime of your own must run as the containerd service under LocalSystem, or serve its pipe with a descriptor that admits SYSTEM and Administrators only, such as O:BAD:P(A;;GA;;;SY)(A;;GA;;;BA)")}},
 		{"containerd without CRI v1", func(h *host, c *Config) { h.criErr = hostprobe.ErrCRIv1Unsupported }, nameCRI,
 			[]Row{fail(nameCRI, "npipe://./pipe/containerd-containerd: the runtime does not serve CRI v1 (runtime.v1.RuntimeService)",
 				"upgrade containerd to 1.6 or later; edged speaks CRI v1 only")}},
@@ -253,7 +275,7 @@ func TestChecks(t *testing.T) {
 // sideEffect allows the rows a change legitimately affects besides its own.
 func sideEffect(caseName string, r Row) bool {
 	switch caseName {
-	case "containerd not running", "containerd without CRI v1", "no runtime endpoint":
+	case "containerd not running", "containerd without CRI v1", "no runtime endpoint", "a CRI server the node does not trust":
 		return r.Name == nameCRINetwork
 	case "build unreadable", "Server 2016", "client build", "Server 2025", "Server 2019":
 		return r.Name == nameSandbox

@@ -60,6 +60,9 @@ type Config struct {
 	// the configuration names.
 	Protected    []protect.Target
 	ProtectedErr error
+	// Layout is the host's default locations: where containerd keeps its
+	// data unless its config.toml says otherwise.
+	Layout config.Layout
 	// NodeShutdown is how the kubelet stops the pods at a host shutdown
 	// (config.NodeShutdownOf), for a Windows configuration only: how long
 	// Windows must wait for the service.
@@ -85,7 +88,7 @@ type Endpoint struct {
 // cloudcore endpoints of the enabled hub protocol and the certificates.
 func FromConfig(cfg *v1alpha2.EdgeCoreConfig, host config.Host, configFile string) Config {
 	layout := config.NewLayout(host)
-	pc := Config{CNIConfDir: layout.CNIConfDir, CNIBinDir: layout.CNIBinDir, ImagesDir: layout.ImagesDir}
+	pc := Config{CNIConfDir: layout.CNIConfDir, CNIBinDir: layout.CNIBinDir, ImagesDir: layout.ImagesDir, Layout: layout}
 	// join and `service install` check the executable they register;
 	// here the node's directories are, and the configuration and the
 	// upgrade settings beside it, which the service reads as SYSTEM.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
@@ -19,6 +20,10 @@ type Probes struct {
 	// Processes lists running processes (proc.List); a process whose name
 	// cannot be read has an empty Name.
 	Processes func() ([]proc.Process, error)
+	// Programs tells what a process named like a kubelet is: a
+	// service's, a program only administrators may change, or a user's
+	// (envcheck.OSHost).
+	Programs *envcheck.Host
 	// FreeDisk is the space available to this user on the volume of dir,
 	// which exists.
 	FreeDisk func(dir string) (uint64, error)

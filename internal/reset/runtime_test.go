@@ -70,8 +70,12 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 		t.Errorf("no HNS network was created: %v", w.HNS.Calls)
 	}
 
-	// reset takes away what join installed, and only that.
+	// reset takes away what join installed, and only that: containerd's
+	// images stay in the root join created for it, and the state it left
+	// empty goes.
 	w.FS.AddFile(hosttest.CtrdDir+`\containerd.log`, "containerd's own log")
+	blob := hosttest.CtrdRoot + `\io.containerd.content.v1.content\blobs\sha256\0123`
+	w.FS.AddFile(blob, "an image layer")
 	out.Reset()
 	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
@@ -95,6 +99,11 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 	// The HNS network stays, and its record for reset --network.
 	if rec := w.FS.Content(hosttest.CNINetRecord); !strings.Contains(rec, "edgecore-l2bridge") || strings.Contains(rec, "writtenBy") {
 		t.Errorf("the network's record after reset: %q", rec)
+	}
+	hosttest.MustContain(t, "reset output", out.String(), `kept C:\ProgramData\containerd\root: it holds files the installation did not write`,
+		`removed C:\ProgramData\containerd\state`)
+	if !w.FS.Has(blob) {
+		t.Error("reset removed an image layer containerd wrote")
 	}
 	if !w.FS.Has(hosttest.CtrdDir + `\containerd.log`) {
 		t.Error("reset removed a file join did not write")
