@@ -40,7 +40,7 @@ func TestApplyTreeRestrictsTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := ApplyTree(root, DirectorySDDL); err != nil {
+	if err := ApplyTree(root, DirectorySDDL, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Wine 8 accepts SetNamedSecurityInfo on files but keeps no file
