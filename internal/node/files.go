@@ -42,7 +42,7 @@ func prepareFiles(cfg *v1alpha2.EdgeCoreConfig, layout config.Layout, configFile
 		return err
 	}
 	if asService {
-		if err := protect.Check(targets, h); err != nil {
+		if err := protect.Check(targets, h, protect.Starting); err != nil {
 			return refusedStart(err)
 		}
 	}

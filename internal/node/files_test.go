@@ -10,6 +10,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/protect/protecttest"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
 
@@ -48,7 +49,8 @@ func (d *disk) host() protect.Host {
 			d.sddl[key(p)] = sddl
 			return nil
 		},
-		Restrict: func(p string) error {
+		List: protecttest.List(func() map[string]string { return d.sddl }),
+		Restrict: func(p string, _ func(string) bool) error {
 			d.log = append(d.log, "restrict "+p)
 			d.sddl[key(p)] = acl.DirectorySDDL
 			return nil

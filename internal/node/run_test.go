@@ -95,7 +95,8 @@ func runDeps(dir string) *deps.Dependencies {
 		ACLs: protect.Host{
 			Exists:   func(string) (bool, error) { return true, nil },
 			Read:     func(string) (acl.Security, error) { return acl.ParseSDDL(acl.DirectorySDDL) },
-			Restrict: func(string) error { return nil },
+			List:     func(string) ([]acl.Entry, error) { return nil, nil },
+			Restrict: func(string, func(string) bool) error { return nil },
 			Mkdir:    func(string, string) error { return nil },
 			Self:     acl.SystemSID,
 		},

@@ -29,7 +29,7 @@ func checkProtected(cfg Config, p Probes) []Row {
 	if p.Protect == nil {
 		return []Row{notProbed(nameProtected)}
 	}
-	findings, err := protect.Audit(cfg.Protected, *p.Protect)
+	findings, err := protect.Audit(cfg.Protected, *p.Protect, protect.Adopting)
 	if err != nil {
 		return []Row{couldNotCheck(nameProtected, err)}
 	}

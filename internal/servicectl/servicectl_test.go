@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/protect/protecttest"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
@@ -96,7 +97,8 @@ func (h *host) system() System {
 				}
 				return acl.ParseSDDL(s)
 			},
-			Restrict: func(dir string) error {
+			List: protecttest.List(h.exists),
+			Restrict: func(dir string, _ func(string) bool) error {
 				h.calls = append(h.calls, "restrict "+dir)
 				return h.restrictErr
 			},

@@ -31,7 +31,7 @@ func HostEnv(d *deps.Dependencies) Env {
 		Services: d.Services,
 		Service:  service.DefaultName,
 		Clock:    d.Clock,
-		Restrict: func(dir string) error { return acl.ApplyTree(dir, acl.DirectorySDDL) },
+		Restrict: func(dir string) error { return acl.ApplyTree(dir, acl.DirectorySDDL, nil) },
 		Spawn:    spawnDetached,
 		Alive:    processAlive,
 		Runtime:  RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
