@@ -426,3 +426,18 @@ func TestInstallRefusesAnExecutableUnderADirectoryOthersMayRename(t *testing.T) 
 		})
 	}
 }
+
+// `service install` takes the node's folders over as join does: every
+// entry below them is judged before the service is installed, and a
+// link, a hard link or what another account owns is refused, named.
+func TestInstallRefusesPlantedEntriesBelowTheNodesFolders(t *testing.T) {
+	for _, planted := range []string{`C:\etc\kubeedge\config\upgrade.yaml`, `C:\etc\kubeedge\backup\v2099.1.1\edgecore.exe`} {
+		h := &host{}
+		h.exists()[planted] = "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)"
+		_, _, err := Install(serviceConfig(), logDir, targets, h.system())
+		mustContain(t, "error", fmt.Sprint(err), "is owned by S-1-5-21-1-2-3-1001", "(in C:\\etc\\kubeedge, the configuration)")
+		if len(h.calls) != 0 {
+			t.Errorf("%s: did %q before refusing", planted, h.calls)
+		}
+	}
+}
