@@ -15,6 +15,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
@@ -32,6 +33,9 @@ func HostEnv(d *deps.Dependencies) Env {
 		Service:  service.DefaultName,
 		Clock:    d.Clock,
 		Restrict: func(dir string) error { return acl.ApplyTree(dir, acl.DirectorySDDL, nil) },
+		TrustSettings: func(path string) error {
+			return protect.CheckFile(d.Host.GOOS, d.ACLs, "the upgrade settings, which name where the binaries that run as SYSTEM come from", path)
+		},
 		Spawn:    spawnDetached,
 		Alive:    processAlive,
 		Runtime:  RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
