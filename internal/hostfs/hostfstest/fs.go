@@ -27,7 +27,8 @@ type FS struct {
 	mu    sync.Mutex
 	goos  string
 	nodes map[string]*node
-	// Changes are "mkdir P", "write P", "copy S -> D", "rename F -> T",
+	// Changes are "mkdir P", "write P", "copy S -> D", "copy private S ->
+	// D", "rename F -> T",
 	// "remove P" and "removeall P", in order.
 	Changes []string
 	// FailMkdir and FailRemove make Mkdir and Remove of a path fail with
@@ -343,6 +344,21 @@ func (f *FS) CopyFile(src, dst string) error {
 		return err
 	}
 	f.record("copy %s -> %s", src, dst)
+	return nil
+}
+
+// CopyPrivate is CopyFile, recorded as "copy private S -> D".
+func (f *FS) CopyPrivate(src, dst string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.nodes[src]
+	if !ok {
+		return NotExist("open", src)
+	}
+	if err := f.put("open", dst, n.data); err != nil {
+		return err
+	}
+	f.record("copy private %s -> %s", src, dst)
 	return nil
 }
 
