@@ -36,11 +36,11 @@ func HostEnv(d *deps.Dependencies) Env {
 		TrustSettings: func(path string) error {
 			return protect.CheckFile(d.Host.GOOS, d.ACLs, "the upgrade settings, which name where the binaries that run as SYSTEM come from", path)
 		},
-		Spawn:    spawnDetached,
-		Alive:    processAlive,
-		Runtime:  RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
-		PID:      os.Getpid(),
-		Version:  version.Get().Version,
+		Spawn:   spawnDetached,
+		Alive:   processAlive,
+		Runtime: RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
+		PID:     os.Getpid(),
+		Version: version.Get().Version,
 	}
 }
 
