@@ -219,6 +219,11 @@ type World struct {
 	Made map[string]string
 	// Links gives a file more than one name (hard links).
 	Links map[string]uint32
+	// ACLRecord, when set, is where protect keeps its record of the
+	// folders the node restricted (protect.Host.Record), a file of FS;
+	// Restored are the folders given their ACL back, with it.
+	ACLRecord string
+	Restored  []string
 	// ClientEdition makes C:\ what it is on client editions of Windows:
 	// what is created in it with its ACL lets Authenticated Users
 	// modify it.
@@ -336,6 +341,17 @@ func (w *World) system0() join.System {
 					out = append(out, acl.Entry{Name: e.Name(), Dir: e.IsDir() || link, Security: sec, Links: links, Reparse: link, ID: p})
 				}
 				return out, nil
+			},
+			Record:   w.ACLRecord,
+			ReadFile: w.FS.ReadFile,
+			WriteFile: func(path string, data []byte) error {
+				return w.FS.WriteFile(path, data)
+			},
+			SDDL: func(path string) (string, error) { return w.sddlOf(path), nil },
+			SetSDDL: func(path, sddl string) error {
+				w.Restored = append(w.Restored, path+" "+sddl)
+				w.SDDL[path] = sddl
+				return nil
 			},
 			Restrict: func(root string, _ func(string) bool) error {
 				w.ACL = append(w.ACL, root)

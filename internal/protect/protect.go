@@ -1039,7 +1039,11 @@ func Descriptor(goos string, targets []Target, p string) string {
 // ones it made, also when it fails part way (for an undo). A directory
 // that exists, or appears meanwhile, is left as it is: Audit judges it.
 // A restricted directory it makes outside the layout's roots is recorded
-// as the node's (Host.Record), so that a later start knows it is.
+// as the node's (Host.Record), with its identity, so that a later start
+// knows it is (foreignFolder) and never records its ACL as one to give
+// back (remember). Inside the roots every folder is the node's anyway, and
+// a join rolled back over a kubeedge directory that existed leaves no
+// record behind.
 // Outside Windows there are no targets and Mkdir applies no descriptor.
 func Create(goos string, targets []Target, dir string, h Host) ([]string, error) {
 	var missing []string

@@ -11,8 +11,8 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
 
-// record is what Host.Record holds: the folders outside the layout's
-// roots that the node made, each with its identity (acl.Entry.ID), and
+// record is what Host.Record holds: the restricted folders the node made
+// outside the layout's roots, each with its identity (acl.Entry.ID), and
 // the owner and DACL of each folder that existed before the node
 // restricted it. It lives in the kubeedge directory, which only SYSTEM and
 // Administrators may change and which every start judges whole: whoever
@@ -82,7 +82,10 @@ func readRecord(h Host) (record, error) {
 func writeRecord(h Host, r record) error {
 	goos := config.Windows
 	dir := ospath.Dir(goos, h.Record)
-	if _, err := Create(goos, []Target{{Path: dir, Restrict: true, Own: true}}, dir, h); err != nil {
+	// Not recorded itself: this write is the record.
+	quiet := h
+	quiet.Record = ""
+	if _, err := Create(goos, []Target{{Path: dir, Restrict: true, Own: true}}, dir, quiet); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(r, "", "  ")
@@ -220,7 +223,7 @@ func RestoreRecorded(h Host, keep []Target) ([]Restored, error) {
 				names = append(names, entries[i].Name)
 			}
 			out = append(out, Restored{Path: c.Path, SDDL: c.SDDL,
-				Kept: fmt.Sprintf("no configuration names it any more, but it holds %d entries (%s) the node may have written, %s among them perhaps, which its earlier ACL would open to others",
+				Kept: fmt.Sprintf("edgecore no longer uses it, but it holds %d entries (%s) the node may have written, %s among them perhaps, which its earlier ACL would open to others",
 					len(entries), strings.Join(names, ", "), "Secrets")})
 			left = append(left, c)
 			continue

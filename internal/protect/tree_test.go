@@ -491,3 +491,25 @@ func TestCheckFileJudgesOwnerAndWriters(t *testing.T) {
 		t.Errorf("Linux: %v", err)
 	}
 }
+
+// A folder the node made outside its layout is never recorded as one to
+// give back, even when its ACL reads as something else later (Wine makes
+// one up from the Unix mode; a FAT volume keeps none).
+func TestAFolderTheNodeMadeIsNotRecordedAsChanged(t *testing.T) {
+	const record = `C:\etc\kubeedge\acl-record.json`
+	h, ts := foreignHost(t, nil)
+	h.keeps = false
+	hh := h.Host(SystemSIDForTest)
+	hh.Record = record
+	if _, err := Create(config.Windows, ts, `D:\data`, hh); err != nil {
+		t.Fatal(err)
+	}
+	h.set(`D:\data`, inheritsC)
+	if _, err := Enforce(ts, hh, Adopting); err != nil {
+		t.Fatal(err)
+	}
+	rec := h.written[strings.ToLower(record)]
+	if strings.Contains(rec, "changed") || !strings.Contains(rec, `"path": "D:\\data"`) {
+		t.Errorf("record = %s, want D:\\data made and nothing changed", rec)
+	}
+}

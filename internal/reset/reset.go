@@ -384,7 +384,7 @@ func (r *reset) plan() steps.Plan {
 			},
 		})
 	}
-	if rec := r.sys.Protect.Record; rec != "" {
+	if rec := r.sys.Protect.Record; rec != "" && r.goos == config.Windows {
 		list = append(list, steps.Step{
 			Name: "give folders back their access control lists",
 			Description: "give each folder edgecore restricted that existed before it, as " + rec + " records them, the owner and access control list it had, " +

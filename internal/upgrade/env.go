@@ -40,8 +40,8 @@ type Env struct {
 	Services deps.Services
 	Service  string
 	Clock    clock.Clock
-	// Restrict gives a directory tree the ACL of C:\etc\kubeedge
-	// (acl.ApplyTree with acl.DirectorySDDL).
+	// Restrict gives a directory tree the ACL of C:\etc\kubeedge once
+	// every entry in it is judged (protect.Enforce, Adopting).
 	Restrict func(dir string) error
 	// TrustSettings judges the upgrade settings file before it is read
 	// (protect.CheckFile: who owns it, who may change it or rename a
