@@ -333,22 +333,12 @@ func (f *FS) WriteFile(path string, data []byte) error {
 	return nil
 }
 
-func (f *FS) CopyFile(src, dst string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, ok := f.nodes[src]
-	if !ok {
-		return NotExist("open", src)
-	}
-	if err := f.put("open", dst, n.data); err != nil {
-		return err
-	}
-	f.record("copy %s -> %s", src, dst)
-	return nil
-}
+func (f *FS) CopyFile(src, dst string) error { return f.copy("copy", src, dst) }
 
 // CopyPrivate is CopyFile, recorded as "copy private S -> D".
-func (f *FS) CopyPrivate(src, dst string) error {
+func (f *FS) CopyPrivate(src, dst string) error { return f.copy("copy private", src, dst) }
+
+func (f *FS) copy(op, src, dst string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n, ok := f.nodes[src]
@@ -358,7 +348,7 @@ func (f *FS) CopyPrivate(src, dst string) error {
 	if err := f.put("open", dst, n.data); err != nil {
 		return err
 	}
-	f.record("copy private %s -> %s", src, dst)
+	f.record("%s %s -> %s", op, src, dst)
 	return nil
 }
 
