@@ -981,7 +981,7 @@ func HostACLs() Host {
 		SDDL:       acl.ReadSDDL,
 		SetSDDL:    acl.SetSDDL,
 		ReadFile:   os.ReadFile,
-		WriteFile:  func(path string, data []byte) error { return writePrivate(path, data) },
+		WriteFile:  writePrivate,
 		Self:       self,
 	}
 }

@@ -269,7 +269,7 @@ func ReadSDDL(path string) (string, error) {
 // parent otherwise. An owner other than the caller's account and the
 // groups it may own with (TrustedInstaller, say) needs the restore
 // privilege, which SYSTEM and elevated administrators hold disabled: it
-// is enabled for this process first.
+// is enabled for this call only.
 func SetSDDL(path, sddl string) error {
 	sd, err := windows.SecurityDescriptorFromString(sddl)
 	if err != nil {
@@ -293,9 +293,11 @@ func SetSDDL(path, sddl string) error {
 	}
 	if owner != nil {
 		info |= windows.OWNER_SECURITY_INFORMATION
-		if err := enableRestorePrivilege(); err != nil {
+		undo, err := enableRestorePrivilege()
+		if err != nil {
 			return fmt.Errorf("giving %s its owner back: %w", path, err)
 		}
+		defer undo()
 	}
 	if err := windows.SetNamedSecurityInfo(path, windows.SE_FILE_OBJECT, info, owner, nil, dacl, nil); err != nil {
 		return fmt.Errorf("giving %s the owner and access control list %s: %w", path, sddl, err)
@@ -304,22 +306,30 @@ func SetSDDL(path, sddl string) error {
 }
 
 // enableRestorePrivilege enables SeRestorePrivilege in this process's
-// token, which lets it set any account as a file's owner.
-func enableRestorePrivilege() error {
+// token, which lets it set any account as a file's owner, and returns what
+// puts the privilege back as it was.
+func enableRestorePrivilege() (func(), error) {
 	var luid windows.LUID
 	name, _ := windows.UTF16PtrFromString("SeRestorePrivilege")
 	if err := windows.LookupPrivilegeValue(nil, name, &luid); err != nil {
-		return fmt.Errorf("looking up SeRestorePrivilege: %w", err)
+		return nil, fmt.Errorf("looking up SeRestorePrivilege: %w", err)
 	}
 	var tok windows.Token
 	if err := windows.OpenProcessToken(windows.CurrentProcess(), windows.TOKEN_ADJUST_PRIVILEGES|windows.TOKEN_QUERY, &tok); err != nil {
-		return fmt.Errorf("opening this process's token: %w", err)
+		return nil, fmt.Errorf("opening this process's token: %w", err)
 	}
-	defer tok.Close()
 	tp := windows.Tokenprivileges{PrivilegeCount: 1}
 	tp.Privileges[0] = windows.LUIDAndAttributes{Luid: luid, Attributes: windows.SE_PRIVILEGE_ENABLED}
-	if err := windows.AdjustTokenPrivileges(tok, false, &tp, 0, nil, nil); err != nil {
-		return fmt.Errorf("enabling SeRestorePrivilege (run elevated): %w", err)
+	var prev windows.Tokenprivileges
+	var n uint32
+	if err := windows.AdjustTokenPrivileges(tok, false, &tp, uint32(unsafe.Sizeof(prev)), &prev, &n); err != nil {
+		tok.Close()
+		return nil, fmt.Errorf("enabling SeRestorePrivilege (run elevated): %w", err)
 	}
-	return nil
+	return func() {
+		if prev.PrivilegeCount > 0 {
+			windows.AdjustTokenPrivileges(tok, false, &prev, 0, nil, nil)
+		}
+		tok.Close()
+	}, nil
 }
