@@ -33,9 +33,12 @@ func HostEnv(d *deps.Dependencies) Env {
 		Clock:    d.Clock,
 		// Judged first, as every restriction of the node is: what is
 		// below the backups or the staged packages is re-owned only once
-		// it is known to be SYSTEM's or Administrators'.
+		// it is known to be SYSTEM's or Administrators'. Folders of the
+		// node's own, in the kubeedge directory: nothing to record.
 		Restrict: func(dir string) error {
-			_, err := protect.Enforce([]protect.Target{{What: "the upgrade's backups and staged packages", Path: dir, Restrict: true, Own: true}}, d.ACLs, protect.Adopting)
+			acls := d.ACLs
+			acls.Record = ""
+			_, err := protect.Enforce([]protect.Target{{What: "the upgrade's backups and staged packages", Path: dir, Restrict: true, Own: true}}, acls, protect.Adopting)
 			return err
 		},
 		TrustSettings: func(path string) error {
