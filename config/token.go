@@ -129,10 +129,6 @@ func WriteNewSecret(path string, data []byte, overwrite bool, create func(string
 	return writeAtomicWith(path, data, create)
 }
 
-func writeAtomic(path string, data []byte, perm os.FileMode) error {
-	return writeAtomicWith(path, data, createMode(perm))
-}
-
 // writeAtomicWith writes data to a new file beside path, made by create
 // under a name no one else uses, and renames it over path.
 func writeAtomicWith(path string, data []byte, create func(string) (*os.File, error)) error {

@@ -129,6 +129,7 @@ func (hostDisk) CreateTemp(dir, pattern string) (tempFile, error) {
 	}
 	return f, nil
 }
+
 func (hostDisk) CreatePrivateTemp(dir, pattern string) (tempFile, error) {
 	var err error
 	for i := 0; i < 100; i++ {
