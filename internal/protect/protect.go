@@ -113,6 +113,11 @@ type Target struct {
 	// judged, and never re-owned or re-permissioned: that would erase a
 	// workload's ownership, and lock it out of its own files.
 	Workload []string
+	// Holds are the node's files below Path that a configuration puts
+	// there (the configuration and upgrade settings, ConfigFiles): a
+	// folder outside the layout that holds only them is the node's to
+	// take (foreignFolder).
+	Holds []string
 	// Later are subtrees below Path judged only when the node adopts a
 	// folder (Adopting), or at a start when the root drifted: the
 	// kubelet's pod folders and the pod logs the runtime writes, which
@@ -207,8 +212,11 @@ func Targets(c *v1alpha2.EdgeCoreConfig, l config.Layout, exe string, files ...T
 				t.Own = t.Own || ospath.Within(goos, r, t.Path)
 			}
 		}
-		for _, have := range out {
+		for i, have := range out {
 			if have.Restrict && t.Restrict && ospath.Within(goos, have.Path, t.Path) {
+				if t.File {
+					out[i].Holds = append(out[i].Holds, t.Path)
+				}
 				return
 			}
 		}
@@ -569,7 +577,8 @@ func refused(findings []Finding) bool {
 // (Record names it, with the same identity: a folder removed and made
 // again by someone else is not), when its ACL is already the node's (an
 // earlier node restricted it, or only an administrator could have given
-// it that), or when it is empty.
+// it that), or when it is empty but for the node's own files (t.Holds:
+// the configuration and upgrade settings, which the walk judges).
 func foreignFolder(t Target, sec acl.Security, h Host, rec record) (*Finding, error) {
 	if len(sec.Drift()) == 0 {
 		return nil, nil
@@ -583,9 +592,19 @@ func foreignFolder(t Target, sec acl.Security, h Host, rec record) (*Finding, er
 			return nil, nil
 		}
 	}
-	entries, err := list(h, t.Path)
+	all, err := list(h, t.Path)
 	if err != nil {
 		return nil, err
+	}
+	var entries []acl.Entry
+	for _, e := range all {
+		own := false
+		for _, f := range t.Holds {
+			own = own || ospath.Same(config.Windows, f, ospath.Join(config.Windows, t.Path, e.Name))
+		}
+		if !own {
+			entries = append(entries, e)
+		}
 	}
 	if len(entries) == 0 {
 		return nil, nil

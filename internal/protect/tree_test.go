@@ -358,6 +358,23 @@ func TestAFolderOutsideTheLayoutMustBeTheNodes(t *testing.T) {
 		t.Errorf("restricted %v", h.restricted)
 	}
 
+	// Holding only the node's own configuration: the node's to take.
+	c, _ := config.Sample(config.KindDefault, winHost)
+	c.DataBase.DataSource = `D:\node\edgecore.db`
+	withConfig, err := Targets(c, config.NewLayout(winHost), "", ConfigFiles(`D:\node\edgecore.yaml`, `D:\node\upgrade.yaml`)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ = foreignHost(t, map[string]string{`D:\node`: other, `D:\node\edgecore.yaml`: restricted, `D:\node\upgrade.yaml`: restricted})
+	if _, err := Enforce(withConfig, h.Host(""), Starting); err != nil {
+		t.Errorf("Enforce over a folder holding only the node's configuration = %v", err)
+	}
+	h.set(`D:\node`, other)
+	h.set(`D:\node\app.db`, other)
+	if _, err := Enforce(withConfig, h.Host(""), Starting); err == nil || !strings.Contains(err.Error(), "holds 1 entries (app.db first)") {
+		t.Errorf("Enforce over a folder holding the configuration and another file = %v", err)
+	}
+
 	// Restricted already (an earlier node): the node's.
 	h, ts = foreignHost(t, map[string]string{`D:\data`: restricted, `D:\data\pods\x\etc-hosts`: inherited})
 	if _, err := Enforce(ts, h.Host(""), Starting); err != nil {
