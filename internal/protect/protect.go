@@ -904,7 +904,8 @@ func (r Repair) String() string {
 // restricted directory, differing or not, as join does after creating
 // them: a file below an intact root may carry an ACE of its own. A folder
 // that existed before the node and was not made by it has its owner and
-// DACL recorded first (Host.Record), for RestoreRecorded.
+// DACL recorded first (Host.Record), for RestoreRecorded; one outside the
+// layout's roots is recorded as the node's once restricted.
 func Enforce(targets []Target, h Host, m Moment) ([]Repair, error) {
 	findings, err := Audit(targets, h, m)
 	if err != nil {
@@ -941,6 +942,14 @@ func Enforce(targets []Target, h Host, m Moment) ([]Repair, error) {
 			}
 			return repairs, fmt.Errorf("restricting %s (%s) to SYSTEM and Administrators: %w; fix: make sure it is %s on an NTFS volume, not a link, and that the command runs elevated",
 				t.Path, t.What, err, kind)
+		}
+		if !t.Own && !t.File && h.Record != "" {
+			// Taken over, the folder is the node's from now on, as one
+			// it made is, whatever it holds later and whatever a volume
+			// that keeps no ACLs reads back.
+			if err := markMade(h, t.Path); err != nil {
+				return repairs, err
+			}
 		}
 		r := Repair{Path: t.Path, Was: was}
 		if sec, err := h.Read(t.Path); err == nil {

@@ -11,8 +11,9 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
 
-// record is what Host.Record holds: the restricted folders the node made
-// outside the layout's roots, each with its identity (acl.Entry.ID), and
+// record is what Host.Record holds: the restricted folders outside the
+// layout's roots that are the node's (it made them, or took them over
+// empty), each with its identity (acl.Entry.ID), and
 // the owner and DACL of each folder that existed before the node
 // restricted it. It lives in the kubeedge directory, which only SYSTEM and
 // Administrators may change and which every start judges whole: whoever
@@ -101,7 +102,8 @@ func writeRecord(h Host, r record) error {
 	return nil
 }
 
-// markMade records the folder p, which the node just made, as the node's.
+// markMade records the folder p, which the node just made or took over,
+// as the node's; a record that says so already is left as it is.
 func markMade(h Host, p string) error {
 	id, err := identity(h, p)
 	if err != nil {
@@ -110,6 +112,9 @@ func markMade(h Host, p string) error {
 	r, err := readRecord(h)
 	if err != nil {
 		return err
+	}
+	if have, ok := r.made(p); ok && have == id {
+		return nil
 	}
 	kept := r.Made[:0]
 	for _, m := range r.Made {
@@ -193,6 +198,9 @@ func RestoreRecorded(h Host, keep []Target) ([]Restored, error) {
 	var out []Restored
 	var errs []error
 	var left []changed
+	// gone are the folders the node no longer holds: given back, or
+	// removed.
+	var gone []string
 	for _, c := range r.Changed {
 		kept := false
 		for _, t := range keep {
@@ -209,6 +217,7 @@ func RestoreRecorded(h Host, keep []Target) ([]Restored, error) {
 			continue
 		}
 		if !ok {
+			gone = append(gone, c.Path)
 			continue
 		}
 		entries, err := list(h, c.Path)
@@ -239,9 +248,21 @@ func RestoreRecorded(h Host, keep []Target) ([]Restored, error) {
 			continue
 		}
 		out = append(out, Restored{Path: c.Path, SDDL: c.SDDL})
+		gone = append(gone, c.Path)
 	}
 	if len(left) != len(r.Changed) {
 		r.Changed = left
+		made := r.Made[:0]
+		for _, m := range r.Made {
+			kept := true
+			for _, g := range gone {
+				kept = kept && !ospath.Same(goos, g, m.Path)
+			}
+			if kept {
+				made = append(made, m)
+			}
+		}
+		r.Made = made
 		if err := writeRecord(h, r); err != nil {
 			errs = append(errs, err)
 		}

@@ -369,7 +369,20 @@ func TestAFolderOutsideTheLayoutMustBeTheNodes(t *testing.T) {
 	if _, err := Enforce(withConfig, h.Host(""), Starting); err != nil {
 		t.Errorf("Enforce over a folder holding only the node's configuration = %v", err)
 	}
+	// Taken over, it is the node's: a later start that finds the database
+	// there, on a volume that kept no ACL, takes it again.
+	hh = h.Host("")
+	hh.Record = `C:\etc\kubeedge\acl-record.json`
 	h.set(`D:\node`, other)
+	if _, err := Enforce(withConfig, hh, Adopting); err != nil {
+		t.Fatal(err)
+	}
+	h.set(`D:\node`, other)
+	h.set(`D:\node\edgecore.db`, inherited)
+	if _, err := Enforce(withConfig, hh, Starting); err != nil {
+		t.Errorf("a start over the folder the node took = %v", err)
+	}
+	h, _ = foreignHost(t, map[string]string{`D:\node`: other, `D:\node\edgecore.yaml`: restricted, `D:\node\upgrade.yaml`: restricted})
 	h.set(`D:\node\app.db`, other)
 	if _, err := Enforce(withConfig, h.Host(""), Starting); err == nil || !strings.Contains(err.Error(), "holds 1 entries (app.db first)") {
 		t.Errorf("Enforce over a folder holding the configuration and another file = %v", err)

@@ -47,6 +47,11 @@ func TestServiceInstallRefusesLinksBelowTheNodesFolders(t *testing.T) {
 	if err := os.Link(filepath.Join(outside, "pause.tar"), filepath.Join(kubeedge, "images", "pause.tar")); err != nil {
 		t.Fatal(err)
 	}
+	// An empty static pod folder an earlier command made makes way for
+	// the link.
+	if err := os.Remove(filepath.Join(kubeedge, "manifests")); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(filepath.Join(outside, "manifests"), filepath.Join(kubeedge, "manifests")); err != nil {
 		t.Fatal(err)
 	}
