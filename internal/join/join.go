@@ -460,7 +460,7 @@ func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 	// Before the token is written: a directory, or a parent, that another
 	// account owns or may rename would let it read the token or replace
 	// the node's files; each refusal names its own fix.
-	return protect.Check(j.protected, j.sys.Protect)
+	return protect.Check(j.protected, j.sys.Protect, protect.Adopting)
 }
 
 // createDirs makes the missing directories, each with protect's

@@ -45,7 +45,7 @@ type Wiring struct {
 	Register func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent)
 	// WatchConfig waits in the background for the node certificates, then
 	// blanks the join token in configFile (removeTokenOnceCertified).
-	WatchConfig func(configFile string)
+	WatchConfig func(configFile string, create func(string) (*os.File, error))
 	// RunBus runs the registered modules until ctx ends
 	// (core.RunContext).
 	RunBus func(ctx context.Context)
@@ -67,7 +67,9 @@ func HostWiring() Wiring {
 		Register: func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent) {
 			modules.Register(cfg, goos, a.(*modules.UpgradeAgent))
 		},
-		WatchConfig: func(configFile string) { go removeTokenOnceCertified(configFile) },
+		WatchConfig: func(configFile string, create func(string) (*os.File, error)) {
+			go removeTokenOnceCertified(configFile, create)
+		},
 		RunBus: func(ctx context.Context) {
 			if features.DefaultFeatureGate.Enabled(features.ModuleRestart) {
 				core.EnableModuleRestart()
@@ -101,7 +103,7 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	}
 
 	if cfg.Modules.EdgeHub.Token != "" {
-		w.WatchConfig(opts.ConfigFile)
+		w.WatchConfig(opts.ConfigFile, d.ACLs.CreateFile)
 	}
 	if err := readBootstrapToken(cfg); err != nil {
 		return err
@@ -207,10 +209,12 @@ func publishToUpstream(path string, cfg *v1alpha2.EdgeCoreConfig) (*v1alpha2.Edg
 }
 
 // removeTokenOnceCertified blanks the token in the config file when edgehub
-// signals that the node certificates have been issued with it.
-func removeTokenOnceCertified(path string) {
+// signals that the node certificates have been issued with it, writing
+// the file anew with create (protect.Host.CreateFile: SYSTEM and
+// Administrators only from its first byte).
+func removeTokenOnceCertified(path string, create func(string) (*os.File, error)) {
 	<-certificate.CleanupTokenChan
-	if err := config.RemoveToken(path); err != nil {
+	if err := config.RemoveToken(path, create); err != nil {
 		klog.ErrorS(err, "The join token could not be removed from the config file; remove modules.edgeHub.token by hand", "config", path)
 		return
 	}

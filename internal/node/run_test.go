@@ -60,7 +60,11 @@ func (w *wiringLog) wiring() Wiring {
 			}
 			w.calls = append(w.calls, "register")
 		},
-		WatchConfig: func(configFile string) {
+		WatchConfig: func(configFile string, create func(string) (*os.File, error)) {
+			if create == nil {
+				w.calls = append(w.calls, "watch "+configFile+" without a creator of private files")
+				return
+			}
 			w.calls = append(w.calls, "watch "+configFile)
 		},
 		RunBus: func(context.Context) { w.calls = append(w.calls, "run") },
@@ -95,9 +99,13 @@ func runDeps(dir string) *deps.Dependencies {
 		ACLs: protect.Host{
 			Exists:   func(string) (bool, error) { return true, nil },
 			Read:     func(string) (acl.Security, error) { return acl.ParseSDDL(acl.DirectorySDDL) },
-			Restrict: func(string) error { return nil },
+			List:     func(string) ([]acl.Entry, error) { return nil, nil },
+			Restrict: func(string, func(string) bool) error { return nil },
 			Mkdir:    func(string, string) error { return nil },
-			Self:     acl.SystemSID,
+			CreateFile: func(p string) (*os.File, error) {
+				return os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+			},
+			Self: acl.SystemSID,
 		},
 		Services:   services{},
 		Executable: filepath.Join(dir, "bin", "edgecore"),

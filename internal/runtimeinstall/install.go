@@ -177,7 +177,7 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 	}
 	// Folders that exist already are used only when judged safe: join
 	// creates the others restricted from their first moment.
-	if err := protect.Check(in.installFolders(), h.Protect); err != nil {
+	if err := protect.Check(in.installFolders(), h.Protect, protect.Adopting); err != nil {
 		return nil, steps.WithFix(err, fixFolders)
 	}
 	in.install = true
@@ -193,7 +193,7 @@ func (in *Installer) checkHostFolders() error {
 	if err != nil {
 		return fmt.Errorf("reading %s for containerd's folders: %w", in.o.Layout.ContainerdConfigFile, err)
 	}
-	if err := protect.Check(targets, in.h.Protect); err != nil {
+	if err := protect.Check(targets, in.h.Protect, protect.Adopting); err != nil {
 		return steps.WithFix(err, fixFolders)
 	}
 	return nil
@@ -336,7 +336,7 @@ func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 	}
 	// A folder another account created between the check and now was
 	// left as it is by Create: judged again, it is refused.
-	if err := protect.Check(in.installFolders(), in.h.Protect); err != nil {
+	if err := protect.Check(in.installFolders(), in.h.Protect, protect.Adopting); err != nil {
 		return steps.WithFix(err, fixFolders)
 	}
 	for _, f := range Files {

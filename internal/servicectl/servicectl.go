@@ -76,7 +76,7 @@ func elevate(command string) string {
 // each with its fix. If the directories cannot be restricted the service
 // is removed again, so that install can simply be run again.
 func Install(c service.Config, logDir string, targets []protect.Target, sys System) (warnings []string, repairs []protect.Repair, err error) {
-	if err := protect.Check(targets, sys.Protect); err != nil {
+	if err := protect.Check(targets, sys.Protect, protect.Adopting); err != nil {
 		return nil, nil, fmt.Errorf("install service %q: %w", c.Name, err)
 	}
 	warnings, err = sys.Install(c)
@@ -86,7 +86,7 @@ func Install(c service.Config, logDir string, targets []protect.Target, sys Syst
 	// A service is a Windows service: the paths are Windows paths.
 	_, err = protect.Create(config.Windows, targets, logDir, sys.Protect)
 	if err == nil {
-		repairs, err = protect.Enforce(targets, sys.Protect, true)
+		repairs, err = protect.Enforce(targets, sys.Protect, protect.Adopting)
 	}
 	if err == nil {
 		return warnings, repairs, nil

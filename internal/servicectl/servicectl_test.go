@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/protect/protecttest"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
@@ -96,7 +97,8 @@ func (h *host) system() System {
 				}
 				return acl.ParseSDDL(s)
 			},
-			Restrict: func(dir string) error {
+			List: protecttest.List(h.exists),
+			Restrict: func(dir string, _ func(string) bool) error {
 				h.calls = append(h.calls, "restrict "+dir)
 				return h.restrictErr
 			},
@@ -422,5 +424,20 @@ func TestInstallRefusesAnExecutableUnderADirectoryOthersMayRename(t *testing.T) 
 				t.Errorf("did %q before refusing", h.calls)
 			}
 		})
+	}
+}
+
+// `service install` takes the node's folders over as join does: every
+// entry below them is judged before the service is installed, and a
+// link, a hard link or what another account owns is refused, named.
+func TestInstallRefusesPlantedEntriesBelowTheNodesFolders(t *testing.T) {
+	for _, planted := range []string{`C:\etc\kubeedge\config\upgrade.yaml`, `C:\etc\kubeedge\backup\v2099.1.1\edgecore.exe`} {
+		h := &host{}
+		h.exists()[planted] = "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)"
+		_, _, err := Install(serviceConfig(), logDir, targets, h.system())
+		mustContain(t, "error", fmt.Sprint(err), "is owned by S-1-5-21-1-2-3-1001", "(in C:\\etc\\kubeedge, the configuration)")
+		if len(h.calls) != 0 {
+			t.Errorf("%s: did %q before refusing", planted, h.calls)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/protect/protecttest"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
@@ -141,7 +142,18 @@ func (w *world) system() System {
 				}
 				return acl.ParseSDDL("O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)")
 			},
-			Restrict: func(root string) error { w.record("restrict %s", root); return nil },
+			List: protecttest.List(func() map[string]string {
+				// Each file with its owner and DACL, as Read gives them.
+				m := map[string]string{}
+				for f := range w.files {
+					m[f] = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
+					if s, ok := w.sddl[f]; ok {
+						m[f] = s
+					}
+				}
+				return m
+			}),
+			Restrict: func(root string, _ func(string) bool) error { w.record("restrict %s", root); return nil },
 			Exists:   func(p string) (bool, error) { return w.exists(p), nil },
 		},
 		VersionOf: func(exe string) (string, error) {

@@ -85,7 +85,7 @@ func (d *driver) placeConfig() error {
 	if got, err := e.FS.SHA256(j.StagedConfig); err != nil || got != j.StagedConfigSHA256 {
 		return fmt.Errorf("%s does not match the checksum it was staged with (%v): it changed on disk; start again", j.StagedConfig, err)
 	}
-	if err := e.FS.CopyFile(j.StagedConfig, j.ConfigFile); err != nil {
+	if err := e.FS.CopyPrivate(j.StagedConfig, j.ConfigFile); err != nil {
 		return fmt.Errorf("replace %s: %w", j.ConfigFile, err)
 	}
 	d.printf("%s is now the configuration %s runs with\n", j.ConfigFile, j.To)

@@ -176,7 +176,7 @@ func (d *driver) restore(b *BackupInfo) error {
 		return err
 	}
 	d.printf("restored %s\n", j.Executable)
-	if err := e.FS.CopyFile(ospath.Join(e.GOOS, dir, backupConfig), j.ConfigFile); err != nil {
+	if err := e.FS.CopyPrivate(ospath.Join(e.GOOS, dir, backupConfig), j.ConfigFile); err != nil {
 		return fmt.Errorf("restore %s: %w", j.ConfigFile, err)
 	}
 	d.printf("restored %s\n", j.ConfigFile)

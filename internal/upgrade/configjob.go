@@ -98,7 +98,7 @@ func (d *driver) configure(ctx context.Context) Result {
 	if got, err := e.FS.SHA256(j.Staged); err != nil || got != j.StagedSHA256 {
 		return d.rollback(fmt.Sprintf("the staged configuration %s changed on disk since it was checked (%v)", j.Staged, err))
 	}
-	if err := e.FS.CopyFile(j.Staged, j.ConfigFile); err != nil {
+	if err := e.FS.CopyPrivate(j.Staged, j.ConfigFile); err != nil {
 		return d.rollback(fmt.Sprintf("write %s: %v", j.ConfigFile, err))
 	}
 	d.printf("%s replaced\n", j.ConfigFile)
@@ -160,7 +160,7 @@ func (d *driver) restoreConfig() error {
 	if got, err := e.FS.SHA256(src); err != nil || got != b.Files[backupConfig] {
 		return fmt.Errorf("the configuration backup %s does not match its description (%v): the backup is damaged", src, err)
 	}
-	if err := e.FS.CopyFile(src, j.ConfigFile); err != nil {
+	if err := e.FS.CopyPrivate(src, j.ConfigFile); err != nil {
 		return fmt.Errorf("restore %s: %w", j.ConfigFile, err)
 	}
 	d.printf("restored %s\n", j.ConfigFile)

@@ -40,9 +40,16 @@ type Env struct {
 	Services deps.Services
 	Service  string
 	Clock    clock.Clock
-	// Restrict gives a directory tree the ACL of C:\etc\kubeedge
-	// (acl.ApplyTree with acl.DirectorySDDL).
+	// Restrict gives a directory tree the ACL of C:\etc\kubeedge once
+	// every entry in it is judged (protect.Enforce, Adopting).
 	Restrict func(dir string) error
+	// TrustSettings judges the upgrade settings file before it is read
+	// (protect.CheckFile: who owns it, who may change it or rename a
+	// folder above it), since they name where the binary that runs as
+	// SYSTEM comes from, and a --config outside C:\etc\kubeedge puts
+	// them in a folder the node does not restrict whole. HostEnv sets
+	// it; nil, in tests about other things, judges nothing.
+	TrustSettings func(path string) error
 	// Spawn starts exe with args as a process of its own that outlives
 	// this one (and the service), its output appended to logFile, and
 	// returns its process ID.

@@ -63,6 +63,9 @@ type fakeFS struct {
 	// in it written, renamed or removed), by now.
 	mtime map[string]time.Time
 	now   func() time.Time
+	// private are the files written by CopyPrivate, with the file each
+	// was last copied from.
+	private map[string]string
 }
 
 func newFakeFS(o *ops) *fakeFS {
@@ -162,6 +165,19 @@ func (f *fakeFS) CopyFile(src, dst string) error {
 	}
 	f.files[key(dst)] = append([]byte(nil), d...)
 	f.touchParent(dst)
+	return nil
+}
+
+// CopyPrivate is CopyFile, remembering that dst was written for SYSTEM
+// and Administrators only, from src.
+func (f *fakeFS) CopyPrivate(src, dst string) error {
+	if err := f.CopyFile(src, dst); err != nil {
+		return err
+	}
+	if f.private == nil {
+		f.private = map[string]string{}
+	}
+	f.private[key(dst)] = src
 	return nil
 }
 

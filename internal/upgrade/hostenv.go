@@ -15,8 +15,8 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/version"
-	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -31,12 +31,24 @@ func HostEnv(d *deps.Dependencies) Env {
 		Services: d.Services,
 		Service:  service.DefaultName,
 		Clock:    d.Clock,
-		Restrict: func(dir string) error { return acl.ApplyTree(dir, acl.DirectorySDDL) },
-		Spawn:    spawnDetached,
-		Alive:    processAlive,
-		Runtime:  RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
-		PID:      os.Getpid(),
-		Version:  version.Get().Version,
+		// Judged first, as every restriction of the node is: what is
+		// below the backups or the staged packages is re-owned only once
+		// it is known to be SYSTEM's or Administrators'. Folders of the
+		// node's own, in the kubeedge directory: nothing to record.
+		Restrict: func(dir string) error {
+			acls := d.ACLs
+			acls.Record = ""
+			_, err := protect.Enforce([]protect.Target{{What: "the upgrade's backups and staged packages", Path: dir, Restrict: true, Own: true}}, acls, protect.Adopting)
+			return err
+		},
+		TrustSettings: func(path string) error {
+			return protect.CheckFile(d.Host.GOOS, d.ACLs, "the upgrade settings, which name where the binaries that run as SYSTEM come from", path)
+		},
+		Spawn:   spawnDetached,
+		Alive:   processAlive,
+		Runtime: RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
+		PID:     os.Getpid(),
+		Version: version.Get().Version,
 	}
 }
 

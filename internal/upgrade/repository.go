@@ -56,14 +56,26 @@ func SettingsPath(goos, configFile string) string {
 	return ospath.Join(goos, ospath.Dir(goos, configFile), SettingsFile)
 }
 
-// LoadSettings reads and checks the settings beside configFile.
+// LoadSettings reads and checks the settings beside configFile, once
+// their owner and who may change them are judged (Env.TrustSettings):
+// they are read at every NodeUpgradeJob, long after the start that
+// judged the node's folders.
 func LoadSettings(e Env, configFile string) (Settings, error) {
 	p := SettingsPath(e.GOOS, configFile)
 	var s Settings
+	noSettings := fmt.Errorf("no package repository is configured for NodeUpgradeJobs: write %s with a line such as "+
+		`repository: "\\fileserver\edgecore\edgecore-{version}-windows-amd64.zip" (or an https:// URL)`, p)
+	if ok, err := hostfs.Exists(e.FS, p); err == nil && !ok {
+		return s, noSettings
+	}
+	if e.TrustSettings != nil {
+		if err := e.TrustSettings(p); err != nil {
+			return s, err
+		}
+	}
 	raw, err := e.FS.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return s, fmt.Errorf("no package repository is configured for NodeUpgradeJobs: write %s with a line such as "+
-			`repository: "\\fileserver\edgecore\edgecore-{version}-windows-amd64.zip" (or an https:// URL)`, p)
+		return s, noSettings
 	}
 	if err != nil {
 		return s, err
