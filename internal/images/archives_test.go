@@ -46,10 +46,10 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 // startContainerd runs the containerd at exe with the configuration file
 // cfg until the test ends, and waits up to a minute for ready to succeed;
 // its log is shown when the test fails.
-func startContainerd(t *testing.T, exe, cfg string, ready func() error) (pid int) {
+func startContainerd(t *testing.T, exe, cfg string, ready func() error, args ...string) (pid int) {
 	t.Helper()
 	var logs bytes.Buffer
-	cmd := exec.Command(exe, "--config", cfg)
+	cmd := exec.Command(exe, append([]string{"--config", cfg}, args...)...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
