@@ -297,9 +297,9 @@ E2E_ENV = JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) PRESHUTDOWN_EXE=$(CURDIR)/$(PRESHUTDOWN_EXE) \
-	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine)
+	DMICLIENT_EXE=$(CURDIR)/$(DMICLIENT_EXE) WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine)
 
-e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) $(PREVIOUS_EXE)
+e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(DMICLIENT_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) $(PREVIOUS_EXE)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	$(E2E_ENV) go test -tags e2e -count=1 -v -timeout 45m $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/
 	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
