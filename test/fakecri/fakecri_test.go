@@ -22,6 +22,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	crierrors "k8s.io/cri-api/pkg/errors"
 	remote "k8s.io/cri-client/pkg"
+
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 const pause = "registry.k8s.io/pause:3.9"
@@ -52,7 +54,7 @@ var pipes atomic.Int64
 // kubelet reaches containerd.
 func kubeletClients(t *testing.T, opts Options) (internalapi.RuntimeService, internalapi.ImageManagerService) {
 	t.Helper()
-	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
+	endpoint := "unix://" + filepath.Join(testdir.New(t, "fakecri-"), "cri.sock")
 	if runtime.GOOS == "windows" {
 		endpoint = fmt.Sprintf("npipe://./pipe/fakecri-test-%d-%d", os.Getpid(), pipes.Add(1))
 	}
@@ -102,7 +104,7 @@ func TestRuntimeIsReadyAndNamesItself(t *testing.T) {
 // The kubelet's image client refuses an image whose size is 0; a pulled
 // image must pass it, and the image file system must account for it.
 func TestPulledImagePassesTheKubeletsChecks(t *testing.T) {
-	fsDir := filepath.Join(t.TempDir(), "images")
+	fsDir := filepath.Join(testdir.New(t, "fakecri-"), "images")
 	_, is := kubeletClients(t, Options{Images: []string{pause}, ImageFsDir: fsDir})
 	ctx := context.Background()
 	const nginx = "mcr.microsoft.com/windows/nanoserver:ltsc2022"
@@ -159,7 +161,7 @@ func TestPulledImagePassesTheKubeletsChecks(t *testing.T) {
 func TestPodLifecycle(t *testing.T) {
 	rs, is := kubeletClients(t, Options{})
 	ctx := context.Background()
-	logDir := t.TempDir()
+	logDir := testdir.New(t, "fakecri-")
 
 	id, err := rs.RunPodSandbox(ctx, sandboxConfig("web", logDir), "")
 	if err != nil {
@@ -282,11 +284,11 @@ func TestPodLifecycle(t *testing.T) {
 func TestHostNetworkSandboxes(t *testing.T) {
 	rs, _ := kubeletClients(t, Options{})
 	ctx := context.Background()
-	linux := sandboxConfig("linux-host", t.TempDir())
+	linux := sandboxConfig("linux-host", testdir.New(t, "fakecri-"))
 	linux.Linux = &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 		NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
 	}}
-	windows := sandboxConfig("hostprocess", t.TempDir())
+	windows := sandboxConfig("hostprocess", testdir.New(t, "fakecri-"))
 	windows.Windows = &runtimeapi.WindowsPodSandboxConfig{SecurityContext: &runtimeapi.WindowsSandboxSecurityContext{HostProcess: true}}
 	for _, cfg := range []*runtimeapi.PodSandboxConfig{linux, windows} {
 		id, err := rs.RunPodSandbox(ctx, cfg, "")
@@ -311,7 +313,7 @@ func TestPodCIDRRunsOut(t *testing.T) {
 	ctx := context.Background()
 	var ips []string
 	for i := 0; ; i++ {
-		id, err := rs.RunPodSandbox(ctx, sandboxConfig("p"+string(rune('a'+i)), t.TempDir()), "")
+		id, err := rs.RunPodSandbox(ctx, sandboxConfig("p"+string(rune('a'+i)), testdir.New(t, "fakecri-")), "")
 		if err != nil {
 			if status.Code(err) != codes.ResourceExhausted {
 				t.Errorf("error %v, want ResourceExhausted", err)
@@ -426,7 +428,7 @@ func TestActionsRecordStopsAndExecs(t *testing.T) {
 		got = append(got, a.String())
 	}})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", t.TempDir())
+	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
 	sbCfg.Metadata.Namespace = "shop"
 	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
 	if err != nil {
@@ -475,7 +477,7 @@ func TestActionsRecordStopsAndExecs(t *testing.T) {
 func TestOnStopSetsTheExitCodeOfAStop(t *testing.T) {
 	rs, is := kubeletClients(t, Options{})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", t.TempDir())
+	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
 	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
 	if err != nil {
 		t.Fatal(err)
@@ -547,7 +549,7 @@ func TestStopWaitsForTheContainerUpToItsGracePeriod(t *testing.T) {
 		got = append(got, a.String())
 	}})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", t.TempDir())
+	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
 	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,11 @@ func TestWithoutHNSEveryCallSaysHowToGetIt(t *testing.T) {
 // the loopback interface's, which every host has.
 func TestForwardingReadsTheLoopbackInterface(t *testing.T) {
 	i, err := New().Forwarding(netip.MustParseAddr("127.0.0.1"))
+	if err != nil && strings.Contains(err.Error(), "has no GetIpInterfaceEntry") {
+		// Every Windows since Vista has it. The error, not a panic, is
+		// what the code owes a host without it.
+		t.Skipf("Wine 8's iphlpapi.dll has no GetIpInterfaceEntry, so no interface's IPv4 settings can be read here (%v); the row's layout is pinned to the C size at compile time", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -222,6 +222,13 @@ func runWindows(results, tags, runner string, pkgs []string) error {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
+	dirs, err := packageDirs(tags, pkgs)
+	if err != nil {
+		return err
+	}
+	if runner, err = filepath.Abs(runner); err != nil {
+		return err
+	}
 	var failed []string
 	for _, p := range pkgs {
 		path := filepath.Join(results, fileName(p))
@@ -244,6 +251,9 @@ func runWindows(results, tags, runner string, pkgs []string) error {
 		// events; its exit status is the binary's, which the summary
 		// reads from the events instead.
 		cmd := exec.Command("go", "tool", "test2json", "-p", p, runner, exe, "-test.v=test2json", "-test.count=1", "-test.timeout=15m")
+		// In the package's folder, as go test runs a test binary: tests
+		// read their testdata/ from there.
+		cmd.Dir = dirs[p]
 		cmd.Stderr = os.Stderr
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
@@ -265,6 +275,27 @@ func runWindows(results, tags, runner string, pkgs []string) error {
 		return fmt.Errorf("%d test binaries failed under Wine: %s", len(failed), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// packageDirs are the source folders of pkgs, by import path.
+func packageDirs(tags string, pkgs []string) (map[string]string, error) {
+	cmd := exec.Command("go", append([]string{"list", "-tags", tags, "-json=ImportPath,Dir"}, pkgs...)...)
+	cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list: %w", err)
+	}
+	dirs := map[string]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var l struct{ ImportPath, Dir string }
+		if err := dec.Decode(&l); err != nil {
+			return nil, fmt.Errorf("go list: %w", err)
+		}
+		dirs[l.ImportPath] = l.Dir
+	}
+	return dirs, nil
 }
 
 func writeEvents(path string, events ...event) error {
