@@ -58,7 +58,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux runtime containerd-test test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e e2e-upstream-cloud
+.PHONY: all workspace tools windows linux runtime containerd-test test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e e2e-upstream-cloud previous-release
 
 all: windows linux
 
@@ -248,20 +248,23 @@ $(UPGRADE_BAD): $(UPGRADE)/$(UPGRADE_BAD_VERSION)/edgecore.exe build/package.sh 
 # by that commit's own Makefile in its own module graph (its go.mod's
 # modules come from the module proxy), stamped with its commit, and
 # packaged by that commit's `make package`. The list's digest is the
-# release zip's: the rebuilt zip must have it (build/checkrelease
-# -released), and the binary the e2e runs is the one in that zip, so the
-# scenario upgrades from what was released, byte for byte. The binary
-# depends on nothing but that commit (and the Go and mingw versions the
-# list names), so it is kept outside _output, keyed by version and
-# commit, and a second run (or `make clean`) does not build it again.
+# release zip's: on every run, cached or not, the zip must have it
+# (build/checkrelease -released) and the binary the e2e runs is taken out
+# of that zip, so the scenario upgrades from what was released, byte for
+# byte. The zip depends on nothing but that commit (and the Go and mingw
+# versions the list names), so it is kept outside _output, keyed by
+# version and commit, and a second run (or `make clean`) does not build
+# it again.
 released_field = $(shell awk -v cur=$(VERSION) '!/^[[:space:]]*(\#|$$)/ && $$1 != cur { f = $$$(1) } END { print f }' $(RELEASED))
 PREVIOUS_VERSION := $(call released_field,1)
 PREVIOUS_KUBEEDGE := $(call released_field,2)
 PREVIOUS_COMMIT := $(call released_field,3)
 RELEASE_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/edgecore-windows/releases
-PREVIOUS_EXE := $(RELEASE_CACHE)/$(PREVIOUS_VERSION)-$(PREVIOUS_COMMIT)/edgecore.exe
-PREVIOUS_ZIP_NAME := edgecore-$(PREVIOUS_VERSION)-windows-amd64
-$(PREVIOUS_EXE):
+PREVIOUS_DIR := $(RELEASE_CACHE)/$(PREVIOUS_VERSION)-$(PREVIOUS_COMMIT)
+PREVIOUS_NAME := edgecore-$(PREVIOUS_VERSION)-windows-amd64
+PREVIOUS_ZIP := $(PREVIOUS_DIR)/$(PREVIOUS_NAME).zip
+PREVIOUS_EXE := $(PREVIOUS_DIR)/edgecore.exe
+$(PREVIOUS_ZIP):
 	@git cat-file -e '$(PREVIOUS_COMMIT)^{commit}' 2>/dev/null || \
 		{ [ "$$(git rev-parse --is-shallow-repository)" = true ] && git fetch --unshallow; } || true
 	@git cat-file -e '$(PREVIOUS_COMMIT)^{commit}' 2>/dev/null || \
@@ -271,11 +274,12 @@ $(PREVIOUS_EXE):
 	cd $(OUT)/previous && GOWORK=off go mod download
 	$(MAKE) -C $(OUT)/previous package VERSION=$(PREVIOUS_VERSION) GIT_COMMIT=$(PREVIOUS_COMMIT) \
 		BUILD_DATE=$$(git log -1 --format=%cI $(PREVIOUS_COMMIT))
-	go run ./build/checkrelease -list $(RELEASED) -released -kubeedge $(PREVIOUS_KUBEEDGE) \
-		$(PREVIOUS_VERSION) $(OUT)/previous/_output/$(PREVIOUS_ZIP_NAME).zip
 	mkdir -p $(@D)
-	unzip -p $(OUT)/previous/_output/$(PREVIOUS_ZIP_NAME).zip $(PREVIOUS_ZIP_NAME)/edgecore.exe > $@.tmp && mv $@.tmp $@
+	cp $(OUT)/previous/_output/$(PREVIOUS_NAME).zip $@.tmp && mv $@.tmp $@
 	rm -rf $(OUT)/previous
+previous-release: $(PREVIOUS_ZIP)
+	go run ./build/checkrelease -list $(RELEASED) -released -kubeedge $(PREVIOUS_KUBEEDGE) $(PREVIOUS_VERSION) $(PREVIOUS_ZIP)
+	unzip -p $(PREVIOUS_ZIP) $(PREVIOUS_NAME)/edgecore.exe > $(PREVIOUS_EXE).tmp && mv $(PREVIOUS_EXE).tmp $(PREVIOUS_EXE)
 
 # E2E_RUN=<regexp> runs only the scenarios it matches.
 E2E_RUN ?=
@@ -299,7 +303,7 @@ E2E_ENV = JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) PRESHUTDOWN_EXE=$(CURDIR)/$(PRESHUTDOWN_EXE) \
 	DMICLIENT_EXE=$(CURDIR)/$(DMICLIENT_EXE) WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine)
 
-e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(DMICLIENT_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) $(PREVIOUS_EXE)
+e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(DMICLIENT_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) previous-release
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	$(E2E_ENV) go test -tags e2e -count=1 -v -timeout 45m $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/
 	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
