@@ -149,6 +149,11 @@ func configure(s *mgr.Service, c Config) (warnings []string, err error) {
 			warnings = append(warnings, w)
 		}
 	}
+	if len(c.Environment) > 0 {
+		if err := setEnvironment(s.Name, c.Environment); err != nil {
+			return nil, fmt.Errorf("setting the environment: %w", err)
+		}
+	}
 	if c.PreShutdownTimeout > 0 {
 		info := preShutdownInfo{TimeoutMillis: uint32(c.PreShutdownTimeout / time.Millisecond)}
 		err := windows.ChangeServiceConfig2(s.Handle, windows.SERVICE_CONFIG_PRESHUTDOWN_INFO, (*byte)(unsafe.Pointer(&info)))
@@ -159,6 +164,33 @@ func configure(s *mgr.Service, c Config) (warnings []string, err error) {
 		}
 	}
 	return warnings, nil
+}
+
+// setEnvironment writes the service key's Environment value (REG_MULTI_SZ),
+// which the service manager gives the service's process as its
+// environment block; deleting the service deletes it with the key.
+func setEnvironment(name string, env []string) error {
+	k, err := registry.OpenKey(registry.LOCAL_MACHINE, servicesKey+name, registry.SET_VALUE)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	return k.SetStringsValue("Environment", env)
+}
+
+// queryEnvironment reads the service key's Environment value, nil when
+// there is none or it cannot be read (status still says the rest).
+func queryEnvironment(name string) []string {
+	k, err := registry.OpenKey(registry.LOCAL_MACHINE, servicesKey+name, registry.QUERY_VALUE)
+	if err != nil {
+		return nil
+	}
+	defer k.Close()
+	env, _, err := k.GetStringsValue("Environment")
+	if err != nil {
+		return nil
+	}
+	return env
 }
 
 // Uninstall stops the service, waiting up to stopTimeout, and deletes it.
@@ -288,6 +320,7 @@ func Query(name string) (Status, error) {
 		return st, explain(OpStatus, name, err)
 	}
 	st.Recovery = queryRecovery(s)
+	st.Environment = queryEnvironment(name)
 	return st, nil
 }
 
