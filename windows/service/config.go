@@ -8,6 +8,8 @@ package service
 
 import (
 	"fmt"
+
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"math"
 	"strings"
 	"time"
@@ -88,6 +90,10 @@ type Config struct {
 	// grace periods. Zero leaves Windows' default (10 s since Windows 10
 	// 1703 and Server 2019, 3 minutes before).
 	PreShutdownTimeout time.Duration
+	// EventSource is the Application log source Install registers for
+	// the service (eventlog.Source for edgecore; "" for none). Uninstall
+	// of DefaultName removes it.
+	EventSource string
 	// Environment are NAME=value lines the service manager gives the
 	// service's process (the service key's Environment value): join's
 	// proxy settings. Empty: the service inherits the system's.
@@ -191,6 +197,7 @@ func DefaultConfig(executable, configFile string, nodeShutdown time.Duration) Co
 		RestartOnErrorExit: true,
 		RuntimeService:     DefaultRuntimeService,
 		PreShutdownTimeout: PreShutdownTimeoutFor(nodeShutdown),
+		EventSource:        eventlog.Source,
 	}
 }
 

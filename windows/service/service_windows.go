@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/windows/svc/mgr"
 
 	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
 )
@@ -86,6 +87,12 @@ func Install(c Config) (warnings []string, err error) {
 				c.Name, err, derr, c.Name)
 		}
 		return nil, fmt.Errorf("install service %q: %w; the service was removed again", c.Name, err)
+	}
+	if c.EventSource != "" {
+		if err := eventlog.Install(c.EventSource); err != nil {
+			warnings = append(warnings, fmt.Sprintf("the event source %q could not be registered in the Application log (%v): "+
+				"the service's start, stop and failures are in its log file only", c.EventSource, err))
+		}
 	}
 	return warnings, nil
 }
@@ -200,7 +207,15 @@ func Uninstall(name string, stopTimeout time.Duration) error {
 		if err := stopService(OpUninstall, name, mgrHandle{s}, stopTimeout, pollInterval); err != nil {
 			return err
 		}
-		return explain(OpUninstall, name, s.Delete())
+		if err := s.Delete(); err != nil {
+			return explain(OpUninstall, name, err)
+		}
+		if name == DefaultName {
+			// The event source Install registered; the events written
+			// stay in the Application log.
+			_ = eventlog.Remove(eventlog.Source)
+		}
+		return nil
 	})
 }
 
@@ -489,6 +504,7 @@ func RunAsService(name string, run func() error, stop func(), preShutdown <-chan
 			run: run, stop: stop,
 			nodeShutdown: registeredNodeShutdown, nodeShutdownSlack: NodeShutdownSlack,
 			stopTimeout: StopTimeout, progress: progressInterval,
+			events: registeredEvents,
 		},
 		preShutdown: preShutdown,
 		result:      make(chan error, 1),
