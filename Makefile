@@ -119,6 +119,7 @@ unit: $(WORK)
 FIGURE_DOCS = $(filter-out docs/threat-model.md,$(wildcard docs/*.md))
 vet: $(WORK)
 	build/bump-upstream.sh --check
+	build/bump-runtime.sh --check
 	GOOS=windows go vet -tags $(EDGECORE_TAGS) ./...
 	cd staging/src/github.com/kubeedge/beehive && GOOS=windows go vet ./...
 	build/check-layers.sh
@@ -138,8 +139,12 @@ wine-setup:
 # proxy by build/runtime.sh with this Go, CGO_ENABLED=0, in a module of its
 # own (not this project's go.mod), and kept per version under
 # $(RUNTIME_OUT): a rebuild with the same versions costs nothing.
-CONTAINERD_VERSION := v2.1.4
-HCSSHIM_VERSION := v0.13.0
+# containerd's 2.3 line is its long-term support line (to April 2028);
+# hcsshim is the newest release the proxy can build (docs/runtime.md, "Which
+# containerd"); build/bump-runtime.sh moves them and --check (in vet) says
+# when they fall behind.
+CONTAINERD_VERSION := v2.3.7
+HCSSHIM_VERSION := v0.14.1
 CNI_PLUGINS_VERSION := v1.10.0
 RUNTIME_OUT := $(OUT)/runtime
 RUNTIME_ENV := CONTAINERD_VERSION=$(CONTAINERD_VERSION) HCSSHIM_VERSION=$(HCSSHIM_VERSION) CNI_PLUGINS_VERSION=$(CNI_PLUGINS_VERSION)

@@ -26,9 +26,12 @@ var WindowsPriorityClasses = []string{
 // upstream defaults and Linux guides put into configurations.
 var linuxOnlySandboxImages = []string{"kubeedge/pause", "docker.io/kubeedge/pause"}
 
-// WindowsSandboxImage is a pause image whose manifest list carries Windows
-// Server 2019 and 2022 variants.
-const WindowsSandboxImage = "registry.k8s.io/pause:3.9"
+// WindowsSandboxImage is the pause image join and config write: its
+// manifest list carries a variant for every build of WindowsReleases
+// (Windows Server 2019, 2022 and 2025; 3.9, the earlier default, stops
+// before 2025's build 26100), and it is the containerd the release bundles'
+// own default. build/bump-runtime.sh --check reports a newer one.
+const WindowsSandboxImage = "registry.k8s.io/pause:3.10.2"
 
 // Validate applies the rules of goos that upstream validation does not know:
 // on Windows, the kubelet settings that make it fail or panic there. Each

@@ -16,6 +16,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
 	"github.com/kubeedge-windows/edgecore/windows/stdhandle"
@@ -43,8 +44,9 @@ func Main(opts Options, d *deps.Dependencies) error {
 	// error, a panic's stacks and the error main prints when Main fails
 	// included, goes nowhere unless it is redirected.
 	var logPanicLog func()
+	earlier := ""
 	if asService {
-		logPanicLog = capturePanics(opts.Logs.File)
+		logPanicLog, earlier = capturePanics(opts.Logs.File)
 	}
 	interactive := term.IsTerminal(int(os.Stderr.Fd()))
 	dest := logfile.Decide(interactive, asService, opts.LogFileGiven)
@@ -68,6 +70,7 @@ func Main(opts Options, d *deps.Dependencies) error {
 	if !asService {
 		return Run(ctx, opts, d, HostWiring())
 	}
+	defer openEventLog(earlier)()
 	preShutdown, closePreShutdown := servePreShutdownRequests()
 	defer closePreShutdown()
 	return service.RunAsService(service.DefaultName, runUntilFatal(ctx, opts, d), func() {
@@ -124,9 +127,10 @@ func modulePanicked(module string, value any, stack []byte) {
 // beside logFile, keeping an earlier one that is not empty as panic.log.old.
 // It returns what to log once the log is open. A service that cannot keep
 // its panic log still runs the node: the failure is logged instead.
-func capturePanics(logFile string) (logIt func()) {
+func capturePanics(logFile string) (logIt func(), earlier string) {
 	path := crashlog.PanicLogPath(logFile)
 	f, note, err := crashlog.OpenPanicLog(path)
+	earlier = note
 	if err == nil {
 		// f stays open for the life of the process: the runtime writes a
 		// panic to it as the process dies.
@@ -143,6 +147,28 @@ func capturePanics(logFile string) (logIt func()) {
 		default:
 			klog.InfoS("Standard error and panics of the service go to the panic log", "path", path)
 		}
+	}, earlier
+}
+
+// openEventLog has the service write its life to the Application log
+// (source eventlog.Source, which `service install` registers), and a
+// restart after a crash, which the earlier panic log kept at start shows,
+// first. It returns what closes it. Without the log the service runs all
+// the same: the log file has everything.
+func openEventLog(earlierPanic string) func() {
+	l, err := eventlog.Open(eventlog.Source)
+	if err != nil {
+		klog.InfoS("The service's events go to the log file only", "reason", err)
+		return func() {}
+	}
+	if earlierPanic != "" {
+		_ = eventlog.Write(l, eventlog.Restart, "The edgecore service was restarted after a crash of its previous run: "+earlierPanic+
+			". Read that panic log and the log file around its time.")
+	}
+	service.SetEventLog(l)
+	return func() {
+		service.SetEventLog(nil)
+		l.Close()
 	}
 }
 

@@ -9,6 +9,8 @@
 package servicectl
 
 import (
+	"github.com/kubeedge-windows/edgecore/config/proxyenv"
+
 	"context"
 	"errors"
 	"fmt"
@@ -110,6 +112,11 @@ func Status(name, logFile string, sys System) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", name, st)
+	if env := proxyenv.Of(st.Environment); len(env) > 0 {
+		// join's --proxy, as the service manager gives it the process;
+		// a proxy password is never shown.
+		fmt.Fprintf(&b, "environment: %s\n", strings.Join(env, " "))
+	}
 	found, err := sys.PanicLogs(logFile)
 	switch {
 	case errors.Is(err, fs.ErrPermission):

@@ -441,3 +441,19 @@ func TestInstallRefusesPlantedEntriesBelowTheNodesFolders(t *testing.T) {
 		}
 	}
 }
+
+// join's proxy shows in status as the service manager holds it, without
+// the proxy's password.
+func TestStatusShowsTheProxyEnvironmentWithoutItsPassword(t *testing.T) {
+	h := &host{status: service.Status{Installed: true, State: service.Running, StartType: service.StartAutomatic, ProcessID: 7,
+		Environment: []string{"HTTP_PROXY=http://edge:pr0xy@proxy.example:3128", "HTTPS_PROXY=http://edge:pr0xy@proxy.example:3128",
+			"NO_PROXY=localhost,127.0.0.1,::1,10.244.2.0/24", "OTHER=x"}}}
+	out, err := Status("edgecore", filepath.Join(t.TempDir(), "edgecore.log"), h.system())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "status", out, "environment: HTTPS_PROXY=http://***@proxy.example:3128 HTTP_PROXY=http://***@proxy.example:3128 NO_PROXY=localhost,127.0.0.1,::1,10.244.2.0/24\n")
+	if strings.Contains(out, "pr0xy") || strings.Contains(out, "OTHER") {
+		t.Errorf("status shows the password or another variable:\n%s", out)
+	}
+}
