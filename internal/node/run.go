@@ -20,6 +20,7 @@ import (
 	upstreamversion "github.com/kubeedge/kubeedge/pkg/version"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 	"github.com/kubeedge-windows/edgecore/internal/images"
@@ -89,7 +90,7 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 		return err
 	}
 	for _, r := range rewrites {
-		klog.InfoS("Rewrote config value into its Windows form", "field", r.Field, "from", r.From, "to", r.To)
+		klog.InfoS("Rewrote config value into its Windows form", "field", r.Field, "from", redact.URL(r.From), "to", redact.URL(r.To))
 	}
 	// As early as possible: start-up makes the heap's first peak.
 	if err := configureMemory(opts.ConfigFile, opts.MemoryLimit, cfg); err != nil {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/kubeedge-windows/edgecore/config/redact"
 )
 
 // runtimeProbe asks the container runtime at an endpoint whether it
@@ -36,13 +38,13 @@ func waitForRuntime(ctx context.Context, endpoint string, probe runtimeProbe, po
 		err := probe(ctx, endpoint)
 		if err == nil {
 			if !lastLog.IsZero() {
-				klog.InfoS("The container runtime answers; starting the node", "endpoint", endpoint, "waited", time.Since(began).Round(time.Second))
+				klog.InfoS("The container runtime answers; starting the node", "endpoint", redact.URL(endpoint), "waited", time.Since(began).Round(time.Second))
 			}
 			return nil
 		}
 		if lastLog.IsZero() || time.Since(lastLog) >= logEvery {
 			klog.InfoS("Waiting for the container runtime before starting the node: is containerd running? (Get-Service containerd; Start-Service containerd)",
-				"endpoint", endpoint, "waited", time.Since(began).Round(time.Second), "err", err)
+				"endpoint", redact.URL(endpoint), "waited", time.Since(began).Round(time.Second), "err", redact.String(err.Error()))
 			lastLog = time.Now()
 		}
 		select {
