@@ -42,8 +42,10 @@ type Wiring struct {
 	// node's lifetime ctx (modules.NewUpgradeAgent).
 	UpgradeAgent func(ctx context.Context, d *deps.Dependencies, cfg *v1alpha2.EdgeCoreConfig, configFile string) Agent
 	// Register registers the upstream modules, with the agent's
-	// executors in place of upstream's (modules.Register).
-	Register func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent)
+	// executors in place of upstream's, and the hub's hooks recording
+	// the connection's state in statusFile ("" for nowhere)
+	// (modules.Register).
+	Register func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent, statusFile string)
 	// WatchConfig waits in the background for the node certificates, then
 	// blanks the join token in configFile (removeTokenOnceCertified).
 	WatchConfig func(configFile string)
@@ -65,8 +67,8 @@ func HostWiring() Wiring {
 		UpgradeAgent: func(ctx context.Context, d *deps.Dependencies, cfg *v1alpha2.EdgeCoreConfig, configFile string) Agent {
 			return modules.NewUpgradeAgent(ctx, d, cfg, configFile)
 		},
-		Register: func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent) {
-			modules.Register(cfg, goos, a.(*modules.UpgradeAgent))
+		Register: func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent, statusFile string) {
+			modules.Register(cfg, goos, a.(*modules.UpgradeAgent), statusFile)
 		},
 		WatchConfig: func(configFile string) { go removeTokenOnceCertified(configFile) },
 		RunBus: func(ctx context.Context) {
@@ -106,6 +108,9 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	}
 	if err := readBootstrapToken(cfg); err != nil {
 		return err
+	}
+	if token := cfg.Modules.EdgeHub.Token; token != "" {
+		w.PanicHandler(func(module string, value any, stack []byte) { panicked(module, value, stack, token) })
 	}
 	if err := features.DefaultMutableFeatureGate.SetFromMap(cfg.FeatureGates); err != nil {
 		return fmt.Errorf("config file %s: featureGates: %w", opts.ConfigFile, err)
@@ -168,7 +173,7 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	// registers with the service once it runs.
 	installNodeShutdown(shutdown)
 	upgrades := w.UpgradeAgent(ctx, d, cfg, opts.ConfigFile)
-	w.Register(cfg, host.GOOS, upgrades)
+	w.Register(cfg, host.GOOS, upgrades, opts.hubStatus)
 	// An upgrade that restarted the service into this process (or was cut
 	// short by a power loss) is finished or rolled back from here.
 	upgrades.Watch(ctx)
