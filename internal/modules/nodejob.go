@@ -367,7 +367,7 @@ func nodeJobMessages(r upgrade.Report) []taskmsg.UpstreamMessage {
 // quotes are taken out (redact): a job's status is read by everyone who
 // may read the job.
 func sendNodeJobStatus(res taskmsg.Resource, m taskmsg.UpstreamMessage) {
-	m.Reason = redact.String(m.Reason)
+	m.Reason, m.Extend = redact.String(m.Reason), redact.String(m.Extend)
 	select {
 	case <-beehiveContext.Done():
 		klog.Warningf("NodeUpgradeJob %s: the node is stopping; the %s status is not sent", res.JobName, m.Action)
