@@ -162,8 +162,11 @@ func TestFieldValuesThatPass(t *testing.T) {
 // printed, logged and sent in job statuses, never quotes the credentials.
 func TestURLFieldErrorsNeverShowCredentials(t *testing.T) {
 	for name, set := range map[string]func(c *v1alpha2.EdgeCoreConfig, v string){
-		"httpServer":         func(c *v1alpha2.EdgeCoreConfig, v string) { c.Modules.EdgeHub.HTTPServer = v },
-		"mqttServerExternal": func(c *v1alpha2.EdgeCoreConfig, v string) { c.Modules.EventBus.Enable = true; c.Modules.EventBus.MqttServerExternal = v },
+		"httpServer": func(c *v1alpha2.EdgeCoreConfig, v string) { c.Modules.EdgeHub.HTTPServer = v },
+		"mqttServerExternal": func(c *v1alpha2.EdgeCoreConfig, v string) {
+			c.Modules.EventBus.Enable = true
+			c.Modules.EventBus.MqttServerExternal = v
+		},
 	} {
 		for _, v := range []string{"https://alice:s3cr3t@192.168.1.10:10002", "tcp://alice:s3cr3t@192.168.1.10:1883", "https://alice:s3cr3t@192.168.1.10"} {
 			c, err := Sample(KindDefault, testHost(Windows))
