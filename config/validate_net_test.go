@@ -68,7 +68,7 @@ func TestFieldValuesWindowsAndTheKubeletCannotUse(t *testing.T) {
 			c.Modules.EventBus.MqttServerExternal = "mqtt://127.0.0.1:1883"
 		}, []string{"modules.eventBus.mqttServerExternal", "tcp://"}},
 		{"metaServer dummy host name", func(c *v1alpha2.EdgeCoreConfig) {
-			c.Modules.MetaManager.MetaServer.Enable = true
+			authorizedMetaServer(c)
 			c.Modules.MetaManager.MetaServer.DummyServer = "dummy:10550"
 		}, []string{"modules.metaManager.metaServer.dummyServer", `"dummy" is not an IP address`}},
 		{"serviceBus port", func(c *v1alpha2.EdgeCoreConfig) {
@@ -140,7 +140,7 @@ func TestFieldValuesThatPass(t *testing.T) {
 	c.Modules.EdgeHub.WebSocket.Enable = true
 	c.Modules.EdgeHub.WebSocket.Server = "[fd00::1]:10000"
 	c.Modules.EventBus.Enable = true
-	c.Modules.MetaManager.MetaServer.Enable = true
+	authorizedMetaServer(c)
 	c.Modules.ServiceBus.Enable = true
 	c.Modules.EdgeStream.Enable = true
 	c.Modules.EdgeStream.TunnelServer = "cloudcore:10004"

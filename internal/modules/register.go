@@ -56,6 +56,7 @@ func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent, s
 	node := c.Modules.Edged.HostnameOverride
 	installDMIListener()
 	installKubeletServer(config.KubeletServerOf(c, goos))
+	installMetaServerListener(c, goos)
 	dao.Init(c.DataBase.DataSource, c.Modules.DeviceTwin, c.Modules.EventBus, c.Modules.MetaManager, c.Modules.ServiceBus)
 	migrateDatabase(c.DataBase.DataSource)
 	devicetwin.Register(c.Modules.DeviceTwin, node)
