@@ -31,7 +31,8 @@ func PathOf(l config.Layout) string {
 // Policy is the node's cloud-job policy. The zero value is the default:
 // tunables only, pull secrets from the node's own namespace only.
 type Policy struct {
-	// Path is the file the policy was read from; "" when there is none.
+	// Path is where the node reads its policy (PathOf), whether or not
+	// the file exists: refusals name it.
 	Path string `json:"-"`
 
 	ConfigUpdateJob ConfigUpdateJobPolicy `json:"configUpdateJob,omitempty"`
@@ -72,7 +73,7 @@ type Judge func(path string) error
 func Load(path string, read func(string) ([]byte, error), judge Judge) (Policy, error) {
 	data, err := read(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Policy{}, nil
+		return Policy{Path: path}, nil
 	}
 	if err != nil {
 		return Policy{}, fmt.Errorf("the node's cloud-job policy %s cannot be read: %w", path, err)

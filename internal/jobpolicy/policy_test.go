@@ -119,7 +119,7 @@ func TestLoadJudgesTheFileFirst(t *testing.T) {
 	missing := func(string) ([]byte, error) { return nil, fs.ErrNotExist }
 	judged := false
 	p, err = Load(path, missing, func(string) error { judged = true; return nil })
-	if err != nil || p.Path != "" || len(p.ConfigUpdateJob.Fields) != 0 || judged {
+	if err != nil || p.Path != path || len(p.ConfigUpdateJob.Fields) != 0 || judged {
 		t.Fatalf("no file: %+v %v (judged %v)", p, err, judged)
 	}
 	if _, err := Load(path, func(string) ([]byte, error) { return nil, fs.ErrPermission }, func(string) error { return nil }); err == nil {

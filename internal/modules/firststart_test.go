@@ -1,6 +1,7 @@
 package modules
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -22,9 +23,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
-	internalapi "k8s.io/cri-api/pkg/apis"
 	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/kubelet"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 	"github.com/kubeedge/kubeedge/edge/pkg/edgehub/certificate"
@@ -244,25 +243,37 @@ func TestCertWaitSaysWhyOnce(t *testing.T) {
 	}
 }
 
-// Until the kubelet has its runtime, an exit skips edged's cleanup (which
-// would dereference the missing runtime service and panic) and goes to
-// the node's own exit; once it has one, edged's exit runs.
-func TestAnExitBeforeTheRuntimeRunsNoCleanup(t *testing.T) {
-	orig := klog.OsExit
-	defer func() { klog.OsExit = orig }()
-	var calls []string
-	nodeExit := func(code int) { calls = append(calls, "node exit") }
-	klog.OsExit = func(code int) { calls = append(calls, "edged cleanup and exit") }
-	deps := &kubelet.Dependencies{}
-	guardEdgedExit(deps, nodeExit)
-	klog.OsExit(2)
-	deps.RemoteRuntimeService = fakeRuntimeService{}
-	klog.OsExit(2)
-	if strings.Join(calls, ", ") != "node exit, edged cleanup and exit" {
-		t.Fatalf("calls: %v", calls)
+// A node without its certificate starts its kubelet only once the hub
+// has connected (the kubelet could not register the node and would end
+// the process after about 30 s); a node that has one starts it at once;
+// a node that stops first does not start it.
+func TestTheKubeletOfANeverConnectedNodeWaitsForTheFirstConnection(t *testing.T) {
+	dir := t.TempDir()
+	cert := filepath.Join(dir, "server.crt")
+	f := newFirstConnection(cert)
+	started := make(chan bool, 1)
+	go func() { started <- f.wait(context.Background()) }()
+	select {
+	case <-started:
+		t.Fatal("the kubelet started before the first connection")
+	case <-time.After(100 * time.Millisecond):
+	}
+	f.connected(false)
+	f.connected(true)
+	if !<-started {
+		t.Fatal("the kubelet did not start at the first connection")
+	}
+	f.connected(true) // later connections change nothing
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if newFirstConnection(cert).wait(ctx) {
+		t.Error("a node that stopped before connecting started its kubelet")
+	}
+	if err := os.WriteFile(cert, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !newFirstConnection(cert).wait(ctx) {
+		t.Error("a node with its certificate held its kubelet back")
 	}
 }
-
-// fakeRuntimeService stands for a kubelet's runtime service: only whether
-// there is one matters here.
-type fakeRuntimeService struct{ internalapi.RuntimeService }

@@ -2,6 +2,8 @@ package modules
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
@@ -36,6 +38,9 @@ type hubOptions struct {
 	// statusFile is where the connection's state is recorded for
 	// `service status` (reconnect.StatusPath), "" for nowhere.
 	statusFile string
+	// certFile is the node's certificate (modules.edgeHub.tlsCertFile):
+	// a node without one has never reached its cloud.
+	certFile string
 }
 
 // installHubReconnect sets edgeHub's hooks (patches/0012) so that the
@@ -45,10 +50,9 @@ type hubOptions struct {
 // default, jittered), each round is a single attempt (the backoff is the
 // only pacing), and the node's Lease is renewed as soon as the hub
 // connects (leaseKeeper). A first start before cloudcore answers waits
-// for the certificates with the same backoff (certWait), and the
-// connection's state goes to the status file. The kubelet's exit hook
-// skips edged's container cleanup until the kubelet has a runtime
-// (guardEdgedExit).
+// for the certificates with the same backoff (certWait), and the kubelet
+// of such a node starts once the hub has connected (firstConnection). The
+// connection's state goes to the status file.
 func installHubReconnect(o hubOptions) {
 	hubOnce.Do(func() {
 		backoff := reconnect.ForHeartbeat(o.heartbeat)
@@ -60,23 +64,73 @@ func installHubReconnect(o hubOptions) {
 		certs := &certWait{wait: edgehub.ReconnectWait, done: beehiveContext.Done(), status: status, token: o.token, sleep: sleepOrDone}
 		certificate.ApplyFailed = certs.failed
 		keeper := newLeaseKeeper(o.node, o.leaseSeconds)
+		first := newFirstConnection(o.certFile)
 		edgehub.ConnectionChanged = func(up bool) {
 			keeper.connected(up)
 			certs.connected(up)
+			first.connected(up)
 			status.record(up, "")
 		}
-		nodeExit := klog.OsExit
 		run := edged.DefaultRunLiteKubelet
 		edged.DefaultRunLiteKubelet = func(ctx context.Context, s *kubeletoptions.KubeletServer, deps *kubelet.Dependencies, fg featuregate.FeatureGate) error {
-			if deps != nil {
-				guardEdgedExit(deps, nodeExit)
-				if deps.HeartbeatClient != nil {
-					deps.HeartbeatClient = keeper.wrap(deps.HeartbeatClient)
-				}
+			if !first.wait(ctx) {
+				return nil // the node stopped first
+			}
+			if deps != nil && deps.HeartbeatClient != nil {
+				deps.HeartbeatClient = keeper.wrap(deps.HeartbeatClient)
 			}
 			return run(ctx, s, deps, fg)
 		}
 	})
+}
+
+// firstConnection holds back the kubelet of a node that has never reached
+// its cloud (it has no certificate yet) until edgeHub first connects.
+// Such a kubelet cannot register the node, and the kubelet's CSI plugin
+// ends the process when the node is still unknown about 30 s after start
+// ("Failed to initialize CSINode after retrying"): a first start without
+// the cloud ended there, and as a service restarted into the same end.
+// Once the node is connected it registers at once. A node that has its
+// certificate starts its kubelet at once, cloud or not, as it knows
+// itself from its database. edged's health check waits meanwhile on the
+// kubelet server's listener (kubeletServerDialer), quietly.
+type firstConnection struct {
+	// done is closed at the first connection, at once for a node that
+	// has its certificate.
+	once sync.Once
+	done chan struct{}
+}
+
+func newFirstConnection(certFile string) *firstConnection {
+	f := &firstConnection{done: make(chan struct{})}
+	if _, err := os.Stat(certFile); certFile == "" || !errors.Is(err, fs.ErrNotExist) {
+		f.once.Do(func() { close(f.done) })
+	}
+	return f
+}
+
+func (f *firstConnection) connected(up bool) {
+	if up {
+		f.once.Do(func() { close(f.done) })
+	}
+}
+
+// wait returns true once the kubelet may start, false when ctx ends
+// first.
+func (f *firstConnection) wait(ctx context.Context) bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+	}
+	klog.InfoS("The kubelet starts once the node has reached cloudcore for the first time: before that it cannot register the node")
+	select {
+	case <-f.done:
+		klog.InfoS("The node reached cloudcore: starting the kubelet")
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // certWait is the node's answer to certificate.ApplyFailed (patches/0012):
@@ -198,25 +252,4 @@ func writeFile(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// guardEdgedExit wraps the exit hook edged's Start has just set
-// (klog.OsExit: clean up the runtime's exited containers, then exit)
-// around the kubelet edged is about to run with deps: until the kubelet
-// has its runtime service, an exit goes straight to nodeExit, the node's
-// own exit, as if edged had not started. Otherwise the cleanup reads the
-// runtime service that is not there and panics over the reason the node
-// is ending: a first start without the cloud showed the certificate
-// manager's panic followed by a nil pointer in edged's cleanupContainers.
-func guardEdgedExit(deps *kubelet.Dependencies, nodeExit func(int)) {
-	edgedExit := klog.OsExit
-	klog.OsExit = func(code int) {
-		if deps.RemoteRuntimeService == nil {
-			klog.InfoS("The kubelet has no container runtime yet: no containers to clean up before the node ends")
-			klog.Flush()
-			nodeExit(code)
-			return
-		}
-		edgedExit(code)
-	}
 }

@@ -20,6 +20,7 @@ import (
 	kubeedgeclient "github.com/kubeedge/api/client/clientset/versioned"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/jobpolicy"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -107,9 +108,9 @@ func TestWindowsCloudJobs(t *testing.T) {
 		want   []string
 	}{
 		{"windows-forbidden-endpoint", map[string]string{"modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint": "tcp://203.0.113.5:10010"},
-			[]string{"modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint", "tcp://203.0.113.5:10010", "refused: an endpoint", "cloud-jobs.yaml", "nothing on the node changed"}},
+			[]string{"modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint", "tcp://203.0.113.5:10010", "refused: an endpoint", `C:\etc\kubeedge\config\cloud-jobs.yaml`, "nothing on the node changed"}},
 		{"windows-cgroups-per-qos", map[string]string{"modules.edged.tailoredKubeletConfig.cgroupsPerQOS": "true"},
-			[]string{"cgroupsPerQOS", "true", "fix:", "nothing on the node changed"}},
+			[]string{"cgroupsPerQOS", "true", "set cgroupsPerQOS: false", "nothing on the node changed"}},
 	} {
 		begin = time.Now()
 		ns = j.configJob(client, r.name, r.fields)
@@ -128,7 +129,13 @@ func TestWindowsCloudJobs(t *testing.T) {
 	}
 
 	// 3. An update the node's rules accept but edgecore cannot start
-	// with (an interface the host does not have): rolled back.
+	// with (an interface the host does not have): rolled back. The
+	// field picks the address the node announces, which a job may
+	// change only once the node's administrators name it in the node's
+	// policy, as they do here.
+	if err := os.WriteFile(h.drive(jobpolicy.PathOf(j.layout)), []byte("configUpdateJob:\n  fields: [modules.edged.customInterfaceName]\n"), 0o644); err != nil {
+		fatal(t, err)
+	}
 	begin = time.Now()
 	ns = j.configJob(client, "windows-no-such-nic", map[string]string{"modules.edged.customInterfaceName": "no-such-nic"})
 	j.wantConfigFlow(ns, "Check=True BackUp=True Update=False RollBack=True", opsv1.NodeTaskPhaseSuccessful)
