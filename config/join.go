@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config/redact"
 )
 
 // Ports cloudcore listens on by default.
@@ -81,7 +83,7 @@ func JoinConfig(o JoinOptions, host Host, reach Reach) (*v1alpha2.EdgeCoreConfig
 	case token == "":
 		errs = append(errs, field.Required(flag("token"), "run `keadm gettoken` on the cloud side and pass its output"))
 	case !joinToken.MatchString(token):
-		errs = append(errs, field.Invalid(flag("token"), redact(token),
+		errs = append(errs, field.Invalid(flag("token"), redactToken(token),
 			"not a KubeEdge join token: pass the whole output of `keadm gettoken` (64 hex characters, a dot, then a JWT)"))
 	}
 	protocol := o.HubProtocol
@@ -183,13 +185,13 @@ func validPort(p string) bool {
 	return err == nil && n > 0 && n < 65536
 }
 
-// redact keeps a token out of error messages and logs: its signature part is
+// redactToken keeps a token out of error messages and logs: its signature part is
 // a credential.
-func redact(token string) string {
+func redactToken(token string) string {
 	if len(token) <= 12 {
-		return "<redacted>"
+		return redact.Secret
 	}
-	return token[:12] + "…<redacted>"
+	return token[:12] + "…" + redact.Secret
 }
 
 func parseLabels(in []string, path *field.Path) (map[string]string, field.ErrorList) {

@@ -77,7 +77,7 @@ func Adopt(raw []byte, host Host) (*Adoption, error) {
 		}
 	}
 	if n := lookup(&doc, "modules", "edgeHub", "token"); n != nil && n.Value != "" {
-		if err := set(n, "modules.edgeHub.token", redact(n.Value), `""`); err != nil {
+		if err := set(n, "modules.edgeHub.token", redactToken(n.Value), `""`); err != nil {
 			return nil, err
 		}
 	}

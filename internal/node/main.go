@@ -11,10 +11,12 @@ import (
 	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
+	"github.com/kubeedge-windows/edgecore/internal/reconnect"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -60,6 +62,7 @@ func Main(opts Options, d *deps.Dependencies) error {
 		if err := logfile.SetupKlog(dest, w); err != nil {
 			return err
 		}
+		opts.hubStatus = reconnect.StatusPath(d.Host.GOOS, opts.Logs.File)
 	}
 	if logPanicLog != nil {
 		logPanicLog()
@@ -116,9 +119,15 @@ func runUntilFatal(ctx context.Context, opts Options, d *deps.Dependencies) func
 // stack go to standard error, which for a service is panic.log, as the
 // runtime's own report would, and the reason to the log file, where join
 // and an operator look first.
-func modulePanicked(module string, value any, stack []byte) {
-	fmt.Fprintf(os.Stderr, "panic: %v\n\nmodule %s panicked in Start:\n%s", value, module, stack)
-	klog.Errorf("module %s panicked: %v", module, value)
+func modulePanicked(module string, value any, stack []byte) { panicked(module, value, stack) }
+
+// panicked is modulePanicked for a node whose secrets (the join token) a
+// panic's message must not repeat: upstream's certificate manager quotes
+// a token it cannot read. URLs lose their credentials too (redact).
+func panicked(module string, value any, stack []byte, secrets ...string) {
+	msg := redact.String(fmt.Sprint(value), secrets...)
+	fmt.Fprintf(os.Stderr, "panic: %s\n\nmodule %s panicked in Start:\n%s", msg, module, redact.String(string(stack), secrets...))
+	klog.Errorf("module %s panicked: %s", module, msg)
 	klog.Flush()
 	klog.OsExit(2)
 }
