@@ -163,6 +163,12 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 		return nil, steps.WithFix(fmt.Errorf("files of another containerd installation are in the way: %s", strings.Join(inWay, ", ")),
 			"move them away (or register that containerd as a service and pass "+FlagRuntime+" "+ChoiceAuto+"), then run join again")
 	}
+	if config.LinuxOnlySandboxImage(o.SandboxImage) {
+		// The only place the node's pause image reaches a runtime:
+		// containerd starts every sandbox from the one config.toml pins.
+		return nil, steps.WithFix(fmt.Errorf("modules.edged.podSandboxImage %s has no Windows variant, and join would pin it in the bundled containerd's config.toml, so no pod could start", o.SandboxImage),
+			"set modules.edged.podSandboxImage to "+config.WindowsSandboxImage+" or a pause image built for your Windows Server version, then run join again")
+	}
 	in.install = true
 	in.reason = "no container runtime on this host: the release's is installed"
 	return in, nil
