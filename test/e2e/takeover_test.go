@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -162,7 +163,7 @@ func TestWindowsTakeover(t *testing.T) {
 		errorf(t, "the dry run prints the join token")
 	}
 	if string(j.readFile(cfgPath)) != cfg || j.imagePath() != imageBefore || fileDigest(t, h.drive(keadmExe)) != digestBefore ||
-		!slicesEqual(h.keadmProcesses(t), pids) {
+		!slices.Equal(h.keadmProcesses(t), pids) {
 		fatalf(t, "the dry run changed the host")
 	}
 
@@ -240,18 +241,6 @@ func (h *winHost) keadmProcesses(t *testing.T) []int {
 	}
 	sort.Ints(out)
 	return out
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func fileDigest(t *testing.T, p string) string {
