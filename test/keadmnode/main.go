@@ -40,6 +40,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -271,6 +272,25 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
+// removeTree removes dir and what is in it, deepest entry first.
+func removeTree(dir string) error {
+	var paths []string
+	if err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err == nil {
+			paths = append(paths, p)
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	for i := len(paths) - 1; i >= 0; i-- {
+		if err := os.Remove(paths[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func join(f *joinFlags, edgecore string, wait time.Duration) error {
 	step := func(s string) { fmt.Printf("[keadmnode] %s\n", s) }
 	step("Create the necessary directories (keadm edge/join.go createDirs)")
@@ -297,7 +317,10 @@ func join(f *joinFlags, edgecore string, wait time.Duration) error {
 	if err := copyFile(filepath.Join(extracted, "edge", "edgecore.exe"), binpath); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(extracted); err != nil {
+	// keadm removes it with PowerShell's Remove-Item -Recurse
+	// (util.removeFile), entry by entry; Go's os.RemoveAll fails under
+	// Wine ("Invalid function").
+	if err := removeTree(extracted); err != nil {
 		return err
 	}
 
