@@ -352,8 +352,8 @@ func (t *Takeover) Plan() steps.Plan {
 	return steps.Plan{Verb: "takeover", Steps: []steps.Step{
 		{
 			Name: stepRead,
-			Description: fmt.Sprintf("node %s: keep its name, its certificates %s, its database %s and its running containers; in %s change %s",
-				t.NodeName(), strings.Join(t.certs, ", "), in.DataSource, in.ConfigFile, t.changes()),
+			Description: fmt.Sprintf("the service runs %s, %s%s; node %s: keep its name, its certificates %s, its database %s and its running containers; in %s change %s",
+				in.Executable, t.stamp, t.stampFrom(), t.NodeName(), strings.Join(t.certs, ", "), in.DataSource, in.ConfigFile, t.changes()),
 			Do: t.read,
 		},
 		steps.Elevated("takeover", t.sys.Elevated),
@@ -403,12 +403,16 @@ func (t *Takeover) changes() string {
 	return strings.Join(s, " and ")
 }
 
-func (t *Takeover) read(_ context.Context, out io.Writer) error {
-	from := ""
-	if t.stamp.From != "" {
-		from = " (read from the file's " + t.stamp.From + ")"
+// stampFrom says where the binary's version was read.
+func (t *Takeover) stampFrom() string {
+	if t.stamp.From == "" {
+		return " (read from the file)"
 	}
-	fmt.Fprintf(out, "the service %q runs %s, %s%s, with %s\n", t.o.ServiceName, t.in.Executable, t.stamp, from, t.in.ConfigFile)
+	return " (read from the file: " + t.stamp.From + ")"
+}
+
+func (t *Takeover) read(_ context.Context, out io.Writer) error {
+	fmt.Fprintf(out, "the service %q runs %s, %s%s, with %s\n", t.o.ServiceName, t.in.Executable, t.stamp, t.stampFrom(), t.in.ConfigFile)
 	fmt.Fprintf(out, "node %s; certificates %s exist\n", t.NodeName(), strings.Join(t.certs, ", "))
 	for _, c := range t.adopted.Changes {
 		fmt.Fprintf(out, "%s: written as %s (was %s)\n", c.Field, c.To, c.From)

@@ -334,7 +334,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if strings.Join(w.stamped, ",") != keadmExe {
 		t.Errorf("the binary's version was read from %v, want %s only", w.stamped, keadmExe)
 	}
-	wantIn(t, out, "Dry run", "node win-edge-1", serverKey, `C:\var\lib\kubeedge\edgecore.db`,
+	wantIn(t, out, "Dry run", "the service runs "+keadmExe+", upstream's KubeEdge edgecore v1.23.1 (read from the file: -ldflags)", "node win-edge-1", serverKey, `C:\var\lib\kubeedge\edgecore.db`,
 		"modules.edged.windowsService from true to false", ourLine, "(was "+keadmLine+")", "put "+self+" in place of "+keadmExe,
 		`restrict C:\usr\local\bin`[len("restrict "):])
 	if strings.Contains(out, "modules.edgeHub.token from") || strings.Contains(out, "podSandboxImage") {
@@ -371,7 +371,7 @@ func TestTakeoverRunsEveryStep(t *testing.T) {
 	if !strings.Contains(cfg, "windowsService: false") || !strings.Contains(cfg, "hostnameOverride: win-edge-1") || !strings.Contains(cfg, "podSandboxImage: kubeedge/pause:3.6") {
 		t.Errorf("the configuration written:\n%s", cfg)
 	}
-	wantIn(t, out, "upstream's KubeEdge edgecore v1.23.1 (read from the file's -ldflags)", "Node win-edge-1 runs this build", "edgecore.exe rollback",
+	wantIn(t, out, "upstream's KubeEdge edgecore v1.23.1 (read from the file: -ldflags)", "Node win-edge-1 runs this build", "edgecore.exe rollback",
 		"treat the key and the Secrets cached in the database as known", "takeover --token")
 	lastLine(t, out, "result=success action=takeover from=keadm to=v0.2.0")
 }

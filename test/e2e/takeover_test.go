@@ -197,9 +197,18 @@ func TestWindowsTakeover(t *testing.T) {
 	e.createdOnce(t, 1, "takeover")
 	j.knowsPod("kept", "takeover")
 
-	after := string(j.readFile(cfgPath))
-	if strings.Contains(after, j.token) || !strings.Contains(after, "windowsService: false") || !strings.Contains(after, `token: ""`) ||
-		!strings.Contains(after, "podSandboxImage: kubeedge/pause:3.6") {
+	// This build blanks the new token once the certificate is issued.
+	var after string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		if after = string(j.readFile(cfgPath)); strings.Contains(after, `token: ""`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			j.dumpLog()
+			fatalf(t, "the new token is still in the configuration a minute after the new certificate was issued")
+		}
+	}
+	if !strings.Contains(after, "windowsService: false") || !strings.Contains(after, "podSandboxImage: kubeedge/pause:3.6") {
 		errorf(t, "the configuration after the takeover:\n%s", after)
 	}
 	status := j.imagePath()
