@@ -57,6 +57,16 @@ func TestWindowsTakeover(t *testing.T) {
 	build := h.exe
 	upstream := mustEnv(t, "KEADM_EDGECORE_EXE")
 	j := &journey{t: t, c: c, h: h, token: c.token(t), layout: config.NewLayout(config.Host{GOOS: "windows"}), node: keadmNode}
+	// Upstream's edgecore answers the service manager only once its
+	// embedded kubelet starts (the kubelet's initForOS with
+	// windowsService: true), seconds after the process does. Windows
+	// waits 30 s for a service to connect (ServicesPipeTimeout); Wine's
+	// service manager 10 s, and it reads the value as a string when it
+	// starts: the host gets 120 s, for a loaded build machine.
+	if r := h.run(t, commandBound, "reg.exe", "add", `HKLM\System\CurrentControlSet\Control`, "/v", "ServicesPipeTimeout", "/t", "REG_SZ", "/d", "120000", "/f"); r.code != 0 {
+		fatalf(t, "reg add ServicesPipeTimeout: exit %d\n%s", r.code, r.out)
+	}
+	h.restart(t)
 	j.fakecri = j.startFakeCRI("fakecri")
 
 	// The fixtures are what upstream's code writes.
