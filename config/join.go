@@ -79,12 +79,10 @@ func JoinConfig(o JoinOptions, host Host, reach Reach) (*v1alpha2.EdgeCoreConfig
 		errs = append(errs, field.Invalid(flag("certport"), o.CertPort, "expected a port number between 1 and 65535 (cloudcore's default is 10002)"))
 	}
 	token := strings.TrimSpace(o.Token)
-	switch {
-	case token == "":
+	if token == "" {
 		errs = append(errs, field.Required(flag("token"), "run `keadm gettoken` on the cloud side and pass its output"))
-	case !joinToken.MatchString(token):
-		errs = append(errs, field.Invalid(flag("token"), redactToken(token),
-			"not a KubeEdge join token: pass the whole output of `keadm gettoken` (64 hex characters, a dot, then a JWT)"))
+	} else if err := CheckJoinToken(flag("token"), token); err != nil {
+		errs = append(errs, err)
 	}
 	protocol := o.HubProtocol
 	if protocol == "" {
@@ -183,6 +181,15 @@ func reachCloud(c *v1alpha2.EdgeCoreConfig, reach Reach) error {
 func validPort(p string) bool {
 	n, err := strconv.Atoi(p)
 	return err == nil && n > 0 && n < 65536
+}
+
+// CheckJoinToken refuses token, given as path, unless it has the form
+// `keadm gettoken` prints; the error shows it redacted.
+func CheckJoinToken(path *field.Path, token string) *field.Error {
+	if joinToken.MatchString(token) {
+		return nil
+	}
+	return field.Invalid(path, redactToken(token), "not a KubeEdge join token: pass the whole output of `keadm gettoken` (64 hex characters, a dot, then a JWT)")
 }
 
 // redactToken keeps a token out of error messages and logs: its signature part is

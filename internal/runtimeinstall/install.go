@@ -187,6 +187,12 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 	if err := protect.Check(in.installFolders(), h.Protect, protect.Adopting); err != nil {
 		return nil, steps.WithFix(err, fixFolders)
 	}
+	if config.LinuxOnlySandboxImage(o.SandboxImage) {
+		// The only place the node's pause image reaches a runtime:
+		// containerd starts every sandbox from the one config.toml pins.
+		return nil, steps.WithFix(fmt.Errorf("modules.edged.podSandboxImage %s has no Windows variant, and join would pin it in the bundled containerd's config.toml, so no pod could start", o.SandboxImage),
+			"set modules.edged.podSandboxImage to "+config.WindowsSandboxImage+" or a pause image built for your Windows Server version, then run join again")
+	}
 	in.install = true
 	in.reason = "no container runtime on this host: the release's is installed"
 	return in, nil
