@@ -54,7 +54,7 @@ func (w *wiringLog) wiring() Wiring {
 			w.calls = append(w.calls, "upgrade agent")
 			return w.agent
 		},
-		Register: func(_ *v1alpha2.EdgeCoreConfig, _ string, a Agent) {
+		Register: func(_ *v1alpha2.EdgeCoreConfig, _ string, a Agent, _ string) {
 			if a != Agent(w.agent) {
 				w.calls = append(w.calls, "register without the agent")
 				return
@@ -156,7 +156,9 @@ func TestRunWiresTheUpgradeAgentTheConfigWatchAndThePanicHook(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	want := []string{"panic handler", "watch " + opts.ConfigFile, "upgrade agent", "register", "watch upgrades", "run"}
+	// The second panic handler knows the join token, which it keeps
+	// out of what a panic prints.
+	want := []string{"panic handler", "watch " + opts.ConfigFile, "panic handler", "upgrade agent", "register", "watch upgrades", "run"}
 	if strings.Join(w.calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Run wired\n  %s\nwant\n  %s", strings.Join(w.calls, "\n  "), strings.Join(want, "\n  "))
 	}
@@ -179,9 +181,14 @@ func TestRunWiresTheUpgradeAgentTheConfigWatchAndThePanicHook(t *testing.T) {
 	os.Stderr = devnull
 	code := -1
 	klog.OsExit = func(c int) { code = c }
-	w.handler("edgehub", "refused", []byte("stack"))
+	token := strings.Repeat("a", 64) + ".eyJh.eyJi.c2ln"
+	// Upstream's certificate manager quotes a token it cannot read.
+	w.handler("edgehub", "failed to apply the edge certs, err: token "+token+" credentials are in the wrong format", []byte("stack"))
 	if code != 2 {
 		t.Errorf("a module's panic ended the node with code %d, want 2 through klog's exit hook", code)
+	}
+	if printed, _ := os.ReadFile(devnull.Name()); strings.Contains(string(printed), token) || !strings.Contains(string(printed), "credentials are in the wrong format") {
+		t.Errorf("the panic printed %q: the token must not show, the reason must", printed)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/protect/protecttest"
+	"github.com/kubeedge-windows/edgecore/internal/reconnect"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
@@ -440,4 +441,55 @@ func TestInstallRefusesPlantedEntriesBelowTheNodesFolders(t *testing.T) {
 			t.Errorf("%s: did %q before refusing", planted, h.calls)
 		}
 	}
+}
+
+// join's proxy shows in status as the service manager holds it, without
+// the proxy's password.
+func TestStatusShowsTheProxyEnvironmentWithoutItsPassword(t *testing.T) {
+	h := &host{status: service.Status{Installed: true, State: service.Running, StartType: service.StartAutomatic, ProcessID: 7,
+		Environment: []string{"HTTP_PROXY=http://edge:pr0xy@proxy.example:3128", "HTTPS_PROXY=http://edge:pr0xy@proxy.example:3128",
+			"NO_PROXY=localhost,127.0.0.1,::1,10.244.2.0/24", "OTHER=x"}}}
+	out, err := Status("edgecore", filepath.Join(t.TempDir(), "edgecore.log"), h.system())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "status", out, "environment: HTTPS_PROXY=http://***@proxy.example:3128 HTTP_PROXY=http://***@proxy.example:3128 NO_PROXY=localhost,127.0.0.1,::1,10.244.2.0/24\n")
+	if strings.Contains(out, "pr0xy") || strings.Contains(out, "OTHER") {
+		t.Errorf("status shows the password or another variable:\n%s", out)
+	}
+}
+
+// A running service says whether it is connected to cloudcore and, when
+// it waits, why; a status another process wrote is not shown.
+func TestStatusSaysWhyTheNodeIsNotConnected(t *testing.T) {
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "edgecore.log")
+	since := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	write := func(s reconnect.Status) {
+		if err := os.WriteFile(reconnect.StatusPath("linux", logFile), s.Encode(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &host{status: service.Status{Installed: true, State: service.Running, StartType: service.StartAutomatic, ProcessID: 4242}}
+	sys := h.system()
+	sys.GOOS, sys.ReadFile, sys.Now = "linux", os.ReadFile, func() time.Time { return since.Add(90 * time.Second) }
+
+	write(reconnect.Status{PID: 4242, Since: since, Waiting: "waiting for the node's certificates: cloudcore's certificate port does not answer: dial tcp 10.0.0.1:10002: connection refused"})
+	out, err := Status("edgecore", logFile, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "status", out, "cloud: not connected to cloudcore since 2026-11-27T08:00:00Z (1m30s ago): waiting for the node's certificates", "connection refused")
+
+	write(reconnect.Status{PID: 4242, Connected: true, Since: since})
+	out, _ = Status("edgecore", logFile, sys)
+	mustContain(t, "status", out, "cloud: connected to cloudcore since 2026-11-27T08:00:00Z")
+
+	write(reconnect.Status{PID: 99, Since: since, Waiting: "of an earlier run"})
+	if out, _ = Status("edgecore", logFile, sys); strings.Contains(out, "cloud:") {
+		t.Errorf("a status of another process is shown:\n%s", out)
+	}
+	sys.ReadFile = func(string) ([]byte, error) { return nil, fs.ErrPermission }
+	out, _ = Status("edgecore", logFile, sys)
+	mustContain(t, "status", out, "cloud: "+dir+" is open to Administrators only", `"Run as administrator"`)
 }

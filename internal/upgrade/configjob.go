@@ -119,6 +119,15 @@ func backupConfigFile(e Env, j *Journal) error {
 	if err := e.FS.Remove(info); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", info, err)
 	}
+	ix, err := loadIndex(e)
+	if err != nil {
+		return err
+	}
+	en := indexEntry{Name: ospath.Base(e.GOOS, j.Backup), Version: j.From, Created: e.Clock.Now().UTC(), Config: true}
+	ix.put(e, en)
+	if err := saveIndex(e, ix); err != nil {
+		return err
+	}
 	sum, err := e.FS.SHA256(j.ConfigFile)
 	if err != nil {
 		return fmt.Errorf("back up %s: %w", j.ConfigFile, err)
@@ -130,13 +139,18 @@ func backupConfigFile(e Env, j *Journal) error {
 	if got, err := e.FS.SHA256(dst); err != nil || got != sum {
 		return fmt.Errorf("the copy %s differs from %s (%v): check the disk, then try again", dst, j.ConfigFile, err)
 	}
-	data, err := json.MarshalIndent(BackupInfo{Version: j.From, Created: e.Clock.Now().UTC(), ConfigFile: j.ConfigFile,
+	data, err := json.MarshalIndent(BackupInfo{Version: j.From, Created: en.Created, ConfigFile: j.ConfigFile,
 		Files: map[string]string{backupConfig: sum}}, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := e.FS.WriteFile(info, data); err != nil {
 		return fmt.Errorf("write %s: %w", info, err)
+	}
+	en.Info = digest(data)
+	ix.put(e, en)
+	if err := saveIndex(e, ix); err != nil {
+		return err
 	}
 	if err := e.Restrict(e.Paths.BackupRoot); err != nil {
 		return fmt.Errorf("restrict %s to SYSTEM and Administrators: %w", e.Paths.BackupRoot, err)
@@ -148,13 +162,27 @@ func backupConfigFile(e Env, j *Journal) error {
 // against its description. The service is stopped.
 func (d *driver) restoreConfig() error {
 	e, j := d.e, d.j
+	ix, err := loadIndex(e)
+	if err != nil {
+		return err
+	}
+	en := ix.entry(e, j.Backup)
+	if en == nil || !en.Config {
+		return notIndexed(e, j.Backup)
+	}
 	data, err := e.FS.ReadFile(ospath.Join(e.GOOS, j.Backup, configBackupInfo))
 	if err != nil {
 		return fmt.Errorf("%s holds no complete configuration backup: %w", j.Backup, err)
 	}
+	if digest(data) != en.Info {
+		return fmt.Errorf("the description of the configuration backup in %s is not the one the node wrote (its index %s has another checksum): it is not restored", j.Backup, e.Paths.BackupIndex)
+	}
 	var b BackupInfo
 	if err := json.Unmarshal(data, &b); err != nil || b.Files[backupConfig] == "" {
 		return fmt.Errorf("the description of the configuration backup in %s is damaged (%v)", j.Backup, err)
+	}
+	if !ospath.Same(e.GOOS, b.ConfigFile, j.ConfigFile) {
+		return fmt.Errorf("the upgrade journal's configFile is %s, but the backup %s was made of %s: it is not restored over another file", j.ConfigFile, j.Backup, b.ConfigFile)
 	}
 	src := ospath.Join(e.GOOS, j.Backup, backupConfig)
 	if got, err := e.FS.SHA256(src); err != nil || got != b.Files[backupConfig] {

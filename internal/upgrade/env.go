@@ -56,6 +56,10 @@ type Env struct {
 	Spawn func(exe string, args []string, logFile string) (int, error)
 	// Alive reports whether a process with this ID runs.
 	Alive func(pid int) bool
+	// ConfigDataSource reads the database a configuration file names,
+	// from a file this build may refuse to run with (keadm's, during a
+	// takeover): what a journal's dataSource is checked against.
+	ConfigDataSource func(configFile string) (string, error)
 	// Runtime is where the container runtime join installs lives; the
 	// zero value leaves the runtime out of upgrades.
 	Runtime RuntimeEnv
@@ -80,6 +84,9 @@ type Paths struct {
 	StateDir string
 	// Journal records the upgrade in progress, or the last one.
 	Journal string
+	// BackupIndex lists the backups the node made (backupIndex): the
+	// only ones it restores.
+	BackupIndex string
 	// Health is written by the edgecore the service runs while an
 	// upgrade is in progress.
 	Health string
@@ -108,6 +115,7 @@ func NewPaths(l config.Layout) Paths {
 		BackupRoot:  l.BackupDir,
 		StateDir:    state,
 		Journal:     ospath.Join(g, state, "journal.json"),
+		BackupIndex: ospath.Join(g, state, backupIndexFile),
 		Health:      ospath.Join(g, state, "health.json"),
 		Waiting:     ospath.Join(g, state, "waiting.json"),
 		Confirmed:   ospath.Join(g, state, "confirmed.json"),

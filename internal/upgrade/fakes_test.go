@@ -634,7 +634,8 @@ func (h *host) env(pid int, version string) Env {
 	}
 	return Env{
 		GOOS: config.Windows, Paths: h.paths, FS: h.fs, Services: h.svc, Service: "edgecore", Clock: h.clock, Runtime: rt,
-		Restrict: func(dir string) error { h.ops.do("restrict " + dir); return nil },
+		ConfigDataSource: func(string) (string, error) { return h.db, nil },
+		Restrict:         func(dir string) error { h.ops.do("restrict " + dir); return nil },
 		Spawn: func(exe string, args []string, log string) (int, error) {
 			h.svc.spawned = append(h.svc.spawned, append([]string{exe}, args...))
 			return 7000 + len(h.svc.spawned), nil

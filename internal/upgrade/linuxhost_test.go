@@ -442,7 +442,7 @@ func TestStagePackageUnpacksTheRuntimeOnlyWhenTheHostNeedsIt(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
-			if st.Runtime == nil || st.Runtime.Versions["containerd"] != "v2.2.0" || len(st.Runtime.Sums) != len(runtimeinstall.Files) {
+			if st.Runtime == nil || st.Runtime.Versions["containerd"] != rtNew["containerd"] || len(st.Runtime.Sums) != len(runtimeinstall.Files) {
 				t.Fatalf("staged runtime %+v", st.Runtime)
 			}
 			containerd := filepath.Join(e.Paths.Staging("v0.2.0"), "runtime", "containerd", "containerd.exe")
