@@ -145,7 +145,7 @@ func writeConfig(t *testing.T, d *deps.Dependencies, dir string) string {
 // the join token once the certificates are issued. Each fails this test
 // when Run leaves it out.
 func TestRunWiresTheUpgradeAgentTheConfigWatchAndThePanicHook(t *testing.T) {
-	dir := testdir.New(t, "node-run-")
+	dir := testdir.Node(t, "node-run-")
 	d := runDeps(dir)
 	opts := Options{ConfigFile: writeConfig(t, d, dir), SkipEnvironmentCheck: true, Host: d.Host}
 	if err := opts.MemoryLimit.Set("off"); err != nil {
