@@ -131,7 +131,7 @@ func TestDecodeTrimsAndRefusesOtherKinds(t *testing.T) {
 		t.Fatal("garbage decoded")
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-		"metadata": map[string]any{"name": "web-x", "namespace": "default", "labels": map[string]any{discoveryv1.LabelServiceName: "web"}},
+		"metadata":    map[string]any{"name": "web-x", "namespace": "default", "labels": map[string]any{discoveryv1.LabelServiceName: "web"}},
 		"addressType": "IPv4", "endpoints": []any{map[string]any{"addresses": []any{"10.244.1.9"}}}}}
 	obj, err = FromUnstructured(u)
 	if err != nil {
