@@ -129,6 +129,8 @@ type Join struct {
 	// netReason says which.
 	net       *podnet.Setup
 	netReason string
+	// servicesReason says whether Services at the node are on, and why.
+	servicesReason string
 	// panicBefore is the panic log as it was before the service started
 	// (nil if there was none), so that only what this attempt wrote to it
 	// is read.
@@ -148,17 +150,22 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 	if err := j.decideNetwork(); err != nil {
 		return err
 	}
+	if err := j.decideServices(); err != nil {
+		return err
+	}
 	p := j.Plan()
 	if o.DryRun {
 		fmt.Fprintf(out, "Dry run: %s join would do the following; nothing is changed.\n", config.ExecutableName(j.goos))
 		fmt.Fprintf(out, "Container runtime: %s.\n", j.rt.Reason())
 		fmt.Fprintf(out, "Pod network: %s.\n", j.netReason)
+		fmt.Fprintf(out, "Services at the node: %s.\n", j.servicesReason)
 		p.Print(out)
 		return nil
 	}
 	fmt.Fprintf(out, "Joining node %s to cloudcore at %s\n", j.NodeName(), j.hubAddr)
 	fmt.Fprintf(out, "Container runtime: %s.\n", j.rt.Reason())
 	fmt.Fprintf(out, "Pod network: %s.\n", j.netReason)
+	fmt.Fprintf(out, "Services at the node: %s.\n", j.servicesReason)
 	if err := p.Run(ctx, out); err != nil {
 		return err
 	}
