@@ -326,3 +326,15 @@ func exchangeTCP(ctx context.Context, server netip.AddrPort, query []byte) ([]by
 	}
 	return resp, nil
 }
+
+// ResolvConfServers reads the nameserver lines of a resolv.conf.
+func ResolvConfServers(data []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "nameserver" {
+			out = append(out, f[1])
+		}
+	}
+	return out
+}

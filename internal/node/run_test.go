@@ -53,6 +53,13 @@ func (w *wiringLog) wiring() Wiring {
 			w.calls = append(w.calls, "upgrade agent")
 			return w.agent
 		},
+		Services: func(_ *v1alpha2.EdgeCoreConfig, d *deps.Dependencies) {
+			if d != w.deps {
+				w.calls = append(w.calls, "services without the dependencies")
+				return
+			}
+			w.calls = append(w.calls, "services")
+		},
 		Register: func(_ *v1alpha2.EdgeCoreConfig, _ string, a Agent) {
 			if a != Agent(w.agent) {
 				w.calls = append(w.calls, "register without the agent")
@@ -147,7 +154,7 @@ func TestRunWiresTheUpgradeAgentTheConfigWatchAndThePanicHook(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	want := []string{"panic handler", "watch " + opts.ConfigFile, "upgrade agent", "register", "watch upgrades", "run"}
+	want := []string{"panic handler", "watch " + opts.ConfigFile, "upgrade agent", "services", "register", "watch upgrades", "run"}
 	if strings.Join(w.calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Run wired\n  %s\nwant\n  %s", strings.Join(w.calls, "\n  "), strings.Join(want, "\n  "))
 	}

@@ -143,8 +143,8 @@ func (s *Store) applyLocked(typ watch.EventType, obj runtime.Object) error {
 				s.refused[KindService]++
 				return &LimitError{Kind: KindService, Key: k, Limit: s.limits.Services}
 			}
-			if had && old.ResourceVersion == o.ResourceVersion && o.ResourceVersion != "" {
-				return nil // the same object again (a resend after a reconnection)
+			if had && !newer(o.ResourceVersion, old.ResourceVersion) {
+				return nil // the same object again (a resend after a reconnection), or an older one
 			}
 			s.services[k] = o
 			if had {
@@ -171,7 +171,7 @@ func (s *Store) applyLocked(typ watch.EventType, obj runtime.Object) error {
 				s.refused[KindEndpointSlice]++
 				return &LimitError{Kind: KindEndpointSlice, Key: k, Limit: s.limits.EndpointSlices}
 			}
-			if had && old.ResourceVersion == o.ResourceVersion && o.ResourceVersion != "" {
+			if had && !newer(o.ResourceVersion, old.ResourceVersion) {
 				return nil
 			}
 			if had {
@@ -278,6 +278,18 @@ func (s *Store) Prune(kind Kind, keep map[Key]bool, listRV string) []Key {
 	}
 	sort.Slice(gone, func(i, j int) bool { return gone[i].String() < gone[j].String() })
 	return gone
+}
+
+// newer reports whether resource version rv replaces held: the cloud's
+// versions are etcd revisions, which only grow for one object; one that
+// is not a number (or none) always replaces.
+func newer(rv, held string) bool {
+	a, okA := parseRV(rv)
+	b, okB := parseRV(held)
+	if !okA || !okB {
+		return rv != held || rv == ""
+	}
+	return a > b
 }
 
 func parseRV(rv string) (uint64, bool) {

@@ -70,6 +70,13 @@ func TestApplyIndexesSlicesByServiceAndCounts(t *testing.T) {
 	if s.Stats().Revision != 4 {
 		t.Fatalf("a resend of the same version was recorded as a change: revision %d", s.Stats().Revision)
 	}
+	// An older version (read from the database after a newer one came
+	// from the cloud) does not replace it.
+	mustApply(t, s, watch.Modified, svc("default", "web", "9", nil))
+	mustApply(t, s, watch.Added, svc("default", "web", "5", nil))
+	if got, _ := s.Service("default", "web"); got.ResourceVersion != "9" {
+		t.Fatalf("version %s replaced version 9", got.ResourceVersion)
+	}
 }
 
 func TestLimitsRefuseNewObjectsButNotUpdates(t *testing.T) {

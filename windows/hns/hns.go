@@ -76,3 +76,26 @@ type Interface struct {
 	Index      int
 	Forwarding bool
 }
+
+// LoadBalancing is what the host's HNS offers Kubernetes' kernelspace
+// proxier: its v2 API (Windows Server 2019 and later), per-client session
+// affinity, load balancers updated in place, direct server return.
+type LoadBalancing struct {
+	APIV2, SessionAffinity, ModifyLoadBalancer, DSR bool
+}
+
+// LoadBalancer is an HNS load balancer: its frontend addresses (none for
+// a node port's) and the IDs of its backend endpoints.
+type LoadBalancer struct {
+	ID          string
+	Frontends   []string
+	EndpointIDs []string
+}
+
+// NetworkEndpoint is an endpoint of a network as reset reads it: Remote
+// marks one standing for a pod on another host, which only the proxier
+// creates.
+type NetworkEndpoint struct {
+	Endpoint
+	Remote bool
+}
