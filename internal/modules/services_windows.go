@@ -48,20 +48,18 @@ func startProxier(ctx context.Context, plan servicesPlan, store *servicestore.St
 	}
 	runProxier(ctx, p, store)
 	klog.InfoS("The Windows kernelspace proxier serves Services to the node's pods", "network", plan.network.NetworkName(),
-		"mode", plan.network.Mode, "sourceVIP", plan.hostIP.String(), "node", plan.services.NodeName)
+		"mode", plan.network.Mode, "node", plan.services.NodeName)
 	return nil
 }
 
-// newProxier makes the proxier for plan's pod network: on it, the source
-// VIP of load balancers is the host's own address on the network (the
-// l2bridge host endpoint, the nat gateway), which pods' return traffic
-// reaches; DSR and overlay stay off.
+// newProxier makes the proxier for plan's pod network. On l2bridge and
+// nat networks the proxier takes no source VIP (it uses one on overlay
+// networks only, which the node does not make): its load balancers are
+// over the pods' endpoints, with the host endpoint cni-config made as the
+// network's root endpoint. DSR stays off.
 func newProxier(plan servicesPlan) (*winkernel.Proxier, error) {
 	nodeIP := net.ParseIP(plan.services.NodeIP)
-	cfg := proxyconfigapi.KubeProxyWinkernelConfiguration{
-		NetworkName: plan.network.NetworkName(),
-		SourceVip:   plan.hostIP.String(),
-	}
+	cfg := proxyconfigapi.KubeProxyWinkernelConfiguration{NetworkName: plan.network.NetworkName()}
 	if plan.network.Mode == cni.ModeL2Bridge && plan.network.Endpoint != nil {
 		cfg.RootHnsEndpointName = plan.network.Endpoint.Name
 	}

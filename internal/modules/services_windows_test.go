@@ -37,9 +37,9 @@ func TestProxierProgramsHNSFromTheStore(t *testing.T) {
 	}
 	useHNS(t, h)
 	store := servicestore.New(servicestore.DefaultLimits)
-	apply(t, store, watch.Added, service("web", "10.96.7.7", v1.ServiceTypeNodePort, 30080, v1.ServiceAffinityClientIP, nil))
-	apply(t, store, watch.Added, slice("web-1", "web", "1",
-		ep("10.244.7.10", "line3-pc"), ep("10.244.8.20", "line4-pc"), ep("127.0.0.1", "")))
+	applyTo(t, store, watch.Added, svcObj("web", "10.96.7.7", v1.ServiceTypeNodePort, 30080, v1.ServiceAffinityClientIP, nil))
+	applyTo(t, store, watch.Added, sliceObj("web-1", "web", "1",
+		epOf("10.244.7.10", "line3-pc"), epOf("10.244.8.20", "line4-pc"), epOf("127.0.0.1", "")))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := startProxier(ctx, plan, store); err != nil {
@@ -50,8 +50,8 @@ func TestProxierProgramsHNSFromTheStore(t *testing.T) {
 	// peer's (a remote endpoint), with client-IP affinity; the cloud's
 	// loopback endpoint is not one of them.
 	waitLBs(t, h,
-		"TCP 10.96.7.7:80->8080 endpoints=[10.244.7.10 10.244.8.20(remote)] affinity=client-ip sourceVIP=10.244.7.2",
-		"TCP node:30080->8080 endpoints=[10.244.7.10 10.244.8.20(remote)] affinity=client-ip sourceVIP=10.244.7.2")
+		"TCP 10.96.7.7:80->8080 endpoints=[10.244.7.10 10.244.8.20(remote)] affinity=client-ip",
+		"TCP node:30080->8080 endpoints=[10.244.7.10 10.244.8.20(remote)] affinity=client-ip")
 	if got := strings.Join(h.RemoteEndpoints(), ","); got != "10.244.8.20" {
 		t.Fatalf("remote endpoints %s", got)
 	}
@@ -61,36 +61,36 @@ func TestProxierProgramsHNSFromTheStore(t *testing.T) {
 
 	// The peer's pod goes: the load balancers are updated, its remote
 	// endpoint removed.
-	apply(t, store, watch.Modified, slice("web-1", "web", "2", ep("10.244.7.10", "line3-pc")))
+	applyTo(t, store, watch.Modified, sliceObj("web-1", "web", "2", epOf("10.244.7.10", "line3-pc")))
 	waitLBs(t, h,
-		"TCP 10.96.7.7:80->8080 endpoints=[10.244.7.10] affinity=client-ip sourceVIP=10.244.7.2",
-		"TCP node:30080->8080 endpoints=[10.244.7.10] affinity=client-ip sourceVIP=10.244.7.2")
-	wait(t, "the peer's remote endpoint removed", func() bool { return len(h.RemoteEndpoints()) == 0 })
+		"TCP 10.96.7.7:80->8080 endpoints=[10.244.7.10] affinity=client-ip",
+		"TCP node:30080->8080 endpoints=[10.244.7.10] affinity=client-ip")
+	waitUntil(t, "the peer's remote endpoint removed", func() bool { return len(h.RemoteEndpoints()) == 0 })
 
 	// internalTrafficPolicy Local: the ClusterIP balances over this
 	// node's pods only. A headless Service and one of another proxy get
 	// no load balancer.
-	local := service("local", "10.96.7.8", v1.ServiceTypeClusterIP, 0, v1.ServiceAffinityNone, nil)
+	local := svcObj("local", "10.96.7.8", v1.ServiceTypeClusterIP, 0, v1.ServiceAffinityNone, nil)
 	local.Spec.InternalTrafficPolicy = ptr.To(v1.ServiceInternalTrafficPolicyLocal)
-	apply(t, store, watch.Added, local)
-	apply(t, store, watch.Added, slice("local-1", "local", "3", ep("10.244.7.10", "line3-pc"), ep("10.244.8.21", "line4-pc")))
-	headless := service("db", v1.ClusterIPNone, v1.ServiceTypeClusterIP, 0, v1.ServiceAffinityNone, nil)
-	apply(t, store, watch.Added, headless)
-	hs := slice("db-1", "db", "4", ep("10.244.7.10", "line3-pc"))
+	applyTo(t, store, watch.Added, local)
+	applyTo(t, store, watch.Added, sliceObj("local-1", "local", "3", epOf("10.244.7.10", "line3-pc"), epOf("10.244.8.21", "line4-pc")))
+	headless := svcObj("db", v1.ClusterIPNone, v1.ServiceTypeClusterIP, 0, v1.ServiceAffinityNone, nil)
+	applyTo(t, store, watch.Added, headless)
+	hs := sliceObj("db-1", "db", "4", epOf("10.244.7.10", "line3-pc"))
 	hs.Labels[v1.IsHeadlessService] = ""
-	apply(t, store, watch.Added, hs)
-	apply(t, store, watch.Added, service("other", "10.96.7.9", v1.ServiceTypeClusterIP, 0, v1.ServiceAffinityNone,
+	applyTo(t, store, watch.Added, hs)
+	applyTo(t, store, watch.Added, svcObj("other", "10.96.7.9", v1.ServiceTypeClusterIP, 0, v1.ServiceAffinityNone,
 		map[string]string{"service.kubernetes.io/service-proxy-name": "someone-else"}))
-	apply(t, store, watch.Added, slice("other-1", "other", "5", ep("10.244.7.10", "line3-pc")))
+	applyTo(t, store, watch.Added, sliceObj("other-1", "other", "5", epOf("10.244.7.10", "line3-pc")))
 	waitLBs(t, h,
-		"TCP 10.96.7.7:80->8080 endpoints=[10.244.7.10] affinity=client-ip sourceVIP=10.244.7.2",
-		"TCP 10.96.7.8:80->8080 endpoints=[10.244.7.10] sourceVIP=10.244.7.2",
-		"TCP node:30080->8080 endpoints=[10.244.7.10] affinity=client-ip sourceVIP=10.244.7.2")
+		"TCP 10.96.7.7:80->8080 endpoints=[10.244.7.10] affinity=client-ip",
+		"TCP 10.96.7.8:80->8080 endpoints=[10.244.7.10]",
+		"TCP node:30080->8080 endpoints=[10.244.7.10] affinity=client-ip")
 
 	// The Services go: so do their load balancers.
-	apply(t, store, watch.Deleted, service("web", "10.96.7.7", v1.ServiceTypeNodePort, 30080, v1.ServiceAffinityClientIP, nil))
-	apply(t, store, watch.Deleted, slice("web-1", "web", "6"))
-	apply(t, store, watch.Deleted, local)
+	applyTo(t, store, watch.Deleted, svcObj("web", "10.96.7.7", v1.ServiceTypeNodePort, 30080, v1.ServiceAffinityClientIP, nil))
+	applyTo(t, store, watch.Deleted, sliceObj("web-1", "web", "6"))
+	applyTo(t, store, watch.Deleted, local)
 	waitLBs(t, h)
 }
 
@@ -109,19 +109,19 @@ func useHNS(t *testing.T, h *hnsrec.HNS) {
 	t.Cleanup(func() { newHcnService, winkernel.NewHcnService = old, oldHook })
 }
 
-func apply(t *testing.T, s *servicestore.Store, typ watch.EventType, obj runtime.Object) {
+func applyTo(t *testing.T, s *servicestore.Store, typ watch.EventType, obj runtime.Object) {
 	t.Helper()
 	if err := s.Apply(typ, obj); err != nil {
 		t.Fatal(err)
 	}
 }
 
-var rv = 100
+var storeVersion = 100
 
-func service(name, clusterIP string, typ v1.ServiceType, nodePort int32, affinity v1.ServiceAffinity, labels map[string]string) *v1.Service {
-	rv++
+func svcObj(name, clusterIP string, typ v1.ServiceType, nodePort int32, affinity v1.ServiceAffinity, labels map[string]string) *v1.Service {
+	storeVersion++
 	s := &v1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: fmt.Sprint(rv), Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: fmt.Sprint(storeVersion), Labels: labels},
 		Spec: v1.ServiceSpec{Type: typ, ClusterIP: clusterIP, ClusterIPs: []string{clusterIP}, SessionAffinity: affinity,
 			Ports: []v1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: v1.ProtocolTCP, NodePort: nodePort}}},
 	}
@@ -134,7 +134,7 @@ func service(name, clusterIP string, typ v1.ServiceType, nodePort int32, affinit
 	return s
 }
 
-func ep(ip, node string) discoveryv1.Endpoint {
+func epOf(ip, node string) discoveryv1.Endpoint {
 	e := discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true)}}
 	if node != "" {
 		e.NodeName = ptr.To(node)
@@ -142,17 +142,17 @@ func ep(ip, node string) discoveryv1.Endpoint {
 	return e
 }
 
-func slice(name, svc, version string, eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
-	rv++
+func sliceObj(name, svc, version string, eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
+	storeVersion++
 	return &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: fmt.Sprint(rv), Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: fmt.Sprint(storeVersion), Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(v1.ProtocolTCP)}},
 		Endpoints:   eps,
 	}
 }
 
-func wait(t *testing.T, what string, ok func() bool) {
+func waitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
