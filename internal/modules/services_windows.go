@@ -2,6 +2,7 @@ package modules
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -36,21 +37,49 @@ var newHcnService func(servicesPlan) winkernel.HcnService
 
 // startProxier runs Kubernetes' Windows kernelspace proxier in this
 // process on the pod network of plan, fed by informers over the store:
-// ClusterIP and NodePort Services for the node's pods.
+// ClusterIP and NodePort Services for the node's pods. It returns at
+// once; the proxier starts in the background once HNS offers its v2 API
+// and holds the network (upstream's NewProxier panics without the one and
+// waits for the other without end, which the node must not do in its
+// module's start).
 func startProxier(ctx context.Context, plan servicesPlan, store *servicestore.Store) error {
 	if newHcnService != nil {
 		h := newHcnService(plan)
 		winkernel.NewHcnService = func() winkernel.HcnService { return h }
 	}
-	p, err := newProxier(plan)
-	if err != nil {
-		return err
+	h := winkernel.NewHcnService()
+	if !h.GetSupportedFeatures().Api.V2 {
+		return errors.New("the Host Networking Service does not offer its v2 API, which the proxier programs load balancers with: " +
+			"run Windows Server 2019 or later with the Containers feature (Install-WindowsFeature -Name Containers)")
 	}
-	runProxier(ctx, p, store)
-	klog.InfoS("The Windows kernelspace proxier serves Services to the node's pods", "network", plan.network.NetworkName(),
-		"mode", plan.network.Mode, "node", plan.services.NodeName)
+	go func() {
+		name := plan.network.NetworkName()
+		for logged := false; ; logged = true {
+			if _, err := h.GetNetworkByName(name); err == nil {
+				break
+			} else if !logged {
+				klog.ErrorS(err, "The proxier waits for the pod network's HNS network: check it with `edgecore.exe preflight`", "network", name)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(networkPoll):
+			}
+		}
+		p, err := newProxier(plan)
+		if err != nil {
+			klog.ErrorS(err, "The Windows kernelspace proxier does not run: ClusterIP and NodePort Services are not served to the node's pods")
+			return
+		}
+		runProxier(ctx, p, store)
+		klog.InfoS("The Windows kernelspace proxier serves Services to the node's pods", "network", name,
+			"mode", plan.network.Mode, "node", plan.services.NodeName)
+	}()
 	return nil
 }
+
+// networkPoll paces the wait for the pod network's HNS network.
+const networkPoll = 10 * time.Second
 
 // newProxier makes the proxier for plan's pod network. On l2bridge and
 // nat networks the proxier takes no source VIP (it uses one on overlay

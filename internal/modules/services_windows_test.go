@@ -177,3 +177,34 @@ func waitLBs(t *testing.T, h *hnsrec.HNS, want ...string) {
 		}
 	}
 }
+
+// Upstream's NewProxier panics on an HNS without its v2 API and waits
+// without end for a network that is not there: the node checks both
+// first, and its module's start never blocks on them.
+func TestProxierNeedsHNSv2AndWaitsForTheNetworkInTheBackground(t *testing.T) {
+	plan := testPlan(t)
+	h := hnsrec.New(hnsrec.L2Bridge("cbr0", "10.244.7.0/24", "10.244.7.1"))
+	h.NoV2 = true
+	useHNS(t, h)
+	store := servicestore.New(servicestore.DefaultLimits)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := startProxier(ctx, plan, store); err == nil || !strings.Contains(err.Error(), "v2 API") {
+		t.Fatalf("an HNS without v2: %v", err)
+	}
+	other := hnsrec.New(hnsrec.L2Bridge("someone-elses", "10.244.9.0/24", "10.244.9.1"))
+	useHNS(t, other)
+	done := make(chan error, 1)
+	go func() { done <- startProxier(ctx, plan, store) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("startProxier waited for the missing network")
+	}
+	if calls := other.Calls(); len(calls) != 0 {
+		t.Fatalf("the proxier programmed HNS without its network: %v", calls)
+	}
+}

@@ -23,8 +23,9 @@ func RemoveProxierObjects(out io.Writer, h HNS, st State) error {
 	}
 	n, err := h.NetworkByName(name)
 	switch {
-	case errors.Is(err, hns.ErrNotWindows):
-		fmt.Fprintf(out, "no HNS on this host: no load balancer of the node's to remove\n")
+	case errors.Is(err, hns.ErrNotWindows) || errors.Is(err, hns.ErrUnavailable):
+		// Without HNS no load balancer can be there.
+		fmt.Fprintf(out, "no HNS on this host (%v): no load balancer of the node's to remove\n", err)
 		return nil
 	case err != nil:
 		return fmt.Errorf("look up HNS network %q: %w", name, err)

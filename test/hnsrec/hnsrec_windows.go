@@ -20,6 +20,9 @@ type HNS struct {
 	// Log, when set, is told each change as it is made (the e2e build
 	// writes it to the node's log).
 	Log func(call string)
+	// NoV2 makes it an HNS without its v2 API (a host without the
+	// Containers feature).
+	NoV2 bool
 }
 
 // New returns an HNS that has network (its ID is set when empty).
@@ -372,6 +375,9 @@ func (h *HNS) DeleteLoadBalancer(lb *hcn.HostComputeLoadBalancer) error {
 // GetSupportedFeatures is a current Windows Server's HNS: API v2, session
 // affinity, load balancers updated in place, DSR.
 func (h *HNS) GetSupportedFeatures() hcn.SupportedFeatures {
+	if h.NoV2 {
+		return hcn.SupportedFeatures{}
+	}
 	return hcn.SupportedFeatures{Api: hcn.ApiSupport{V1: true, V2: true}, DSR: true, SessionAffinity: true,
 		ModifyLoadbalancer: true, RemoteSubnet: true, IPv6DualStack: true}
 }

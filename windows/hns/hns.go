@@ -17,6 +17,10 @@ import (
 // and Wine, which has no Host Networking Service either).
 var ErrNotWindows = errors.New("the Host Networking Service (HNS) exists on Windows only")
 
+// ErrUnavailable is returned on a Windows host whose HNS does not offer
+// its v2 API: one without the Containers feature (or Wine).
+var ErrUnavailable = errors.New("the Host Networking Service does not offer its v2 API")
+
 // TypeL2Bridge is the HNS network type of an l2bridge network.
 const TypeL2Bridge = "L2Bridge"
 

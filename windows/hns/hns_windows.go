@@ -23,7 +23,7 @@ func New() Client { return Client{} }
 // little.
 func available() error {
 	if err := hcn.V2ApiSupported(); err != nil {
-		return fmt.Errorf("the Host Networking Service does not offer its v2 API (%v): install the Containers feature (Install-WindowsFeature -Name Containers) and restart", err)
+		return fmt.Errorf("%w (%v): install the Containers feature (Install-WindowsFeature -Name Containers) and restart", ErrUnavailable, err)
 	}
 	return nil
 }
