@@ -30,6 +30,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
 	"github.com/kubeedge-windows/edgecore/config/registries"
+	"github.com/kubeedge-windows/edgecore/internal/images/imagetest"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
@@ -171,7 +172,10 @@ configs:
 	})
 	t.Logf("hosts folder: %v", hostsFiles)
 
-	startRealContainerd(t, bin, l.ContainerdConfigFile, sock)
+	imagetest.StartContainerd(t, bin, l.ContainerdConfigFile, func() error {
+		_, err := os.Stat(sock)
+		return err
+	})
 	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -291,32 +295,6 @@ func startRegistryd(t *testing.T, exe, cert, key, ca, user, password, push strin
 		t.Fatalf("registryd did not answer within a minute:\n%s", logs.String())
 	}
 	return registryReady{}
-}
-
-func startRealContainerd(t *testing.T, exe, cfg, sock string) {
-	t.Helper()
-	var logs bytes.Buffer
-	cmd := exec.Command(exe, "--config", cfg)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("containerd's log:\n%s", logs.String())
-		}
-	})
-	for deadline := time.Now().Add(time.Minute); ; {
-		if _, err := os.Stat(sock); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("containerd did not listen within a minute:\n%s", logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // writeRegistryPKI writes a private CA and a server certificate it
