@@ -165,12 +165,24 @@ $(RUNTIME_STAMP): build/runtime.sh
 # the module proxy in its own module graph, with its own go.mod, and kept
 # until that version changes. The test runs it as root in a temporary
 # root, state and socket with the native snapshotter.
+# And join's --registry-config against the real thing (internal/runtimeinstall,
+# TestRealContainerdRegistry): the bundle's containerd version, built for
+# Linux the same way, pulls through CRI with the hosts.toml, CA and
+# config.toml credentials join writes from test/registryd, a registry of
+# go-containerregistry behind TLS from a private CA and basic
+# authentication, built in its own module (test/registryd/go.mod).
 CONTAINERD_CLIENT_VERSION := $(shell GOWORK=off go list -m -f '{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' github.com/containerd/containerd)
 CONTAINERD_LINUX := $(OUT)/containerd-linux/$(CONTAINERD_CLIENT_VERSION)/containerd
-$(CONTAINERD_LINUX):
-	build/build-containerd.sh $(CONTAINERD_CLIENT_VERSION) $@
-containerd-test: $(WORK) $(CONTAINERD_LINUX)
+CONTAINERD_LINUX_BUNDLED := $(OUT)/containerd-linux/$(CONTAINERD_VERSION)/containerd
+$(OUT)/containerd-linux/%/containerd:
+	build/build-containerd.sh $* $@
+REGISTRYD := $(OUT)/registryd/registryd
+$(REGISTRYD): test/registryd/main.go test/registryd/go.mod test/registryd/go.sum
+	cd test/registryd && GOWORK=off CGO_ENABLED=0 go build -trimpath -buildvcs=false -o $(CURDIR)/$@ .
+containerd-test: $(WORK) $(CONTAINERD_LINUX) $(CONTAINERD_LINUX_BUNDLED) $(REGISTRYD)
 	EDGECORE_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX) go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerd$$' -v ./internal/images/
+	EDGECORE_BUNDLED_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX_BUNDLED) EDGECORE_REGISTRYD_BIN=$(CURDIR)/$(REGISTRYD) \
+	go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerdRegistry$$' -v ./internal/runtimeinstall/
 
 # The Wine tests (build/wine/test.sh): test/wine drives edgecore.exe from
 # Linux; every package with Windows-only tests (windows/..., test/winservice,

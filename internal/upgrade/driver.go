@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/internal/steps"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -377,6 +378,10 @@ func (d *driver) finish(o Outcome, reason string) Result {
 	// back, and which version runs is unknown: nothing is pruned.
 	if o != OutcomeFailed {
 		d.prune()
+	}
+	if k, lv, msg, ok := eventOf(d.e, j); ok {
+		// Best effort: the output and the journal have it too.
+		_ = eventlog.WriteAt(d.e.Events, k, lv, msg)
 	}
 	return resultOf(j)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/version"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -58,6 +59,7 @@ func HostEnv(d *deps.Dependencies) Env {
 		Runtime: RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
 		PID:     os.Getpid(),
 		Version: version.Get().Version,
+		Events:  eventlog.SourceLog(eventlog.Source),
 	}
 }
 
