@@ -89,6 +89,10 @@ type Layout struct {
 	// digests, what was imported.
 	ImagesDir    string
 	ImagesRecord string
+	// JoinRecord is join's record of what it has changed while it runs,
+	// left by a join that did not end: the next join takes back what it
+	// names, and reset removes it.
+	JoinRecord string
 }
 
 // ImagesDirName is the folder of image archives in the release, beside
@@ -160,6 +164,7 @@ func NewLayout(host Host) Layout {
 	l.UpgradeDir = ospath.Join(goos, l.KubeEdgeDir, "upgrade")
 	l.ImagesDir = ospath.Join(goos, l.KubeEdgeDir, ImagesDirName)
 	l.ImagesRecord = ospath.Join(goos, l.KubeEdgeDir, "images-imported.json")
+	l.JoinRecord = ospath.Join(goos, l.KubeEdgeDir, "join-progress.json")
 	return l
 }
 

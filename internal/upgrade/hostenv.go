@@ -33,7 +33,7 @@ func HostEnv(d *deps.Dependencies) Env {
 		Clock:    d.Clock,
 		Restrict: func(dir string) error { return acl.ApplyTree(dir, acl.DirectorySDDL) },
 		Spawn:    spawnDetached,
-		Alive:    processAlive,
+		Alive:    ProcessAlive,
 		Runtime:  RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
 		PID:      os.Getpid(),
 		Version:  version.Get().Version,
@@ -63,10 +63,11 @@ func HostFacts(host config.Host) Facts {
 	}
 }
 
-// processAlive reports whether an edgecore process with this ID runs.
+// ProcessAlive reports whether an edgecore process with this ID runs (the
+// driver of a journal, a join that left its record).
 // Process IDs are reused (quickly under Wine), so a process of another
 // name under a dead driver's ID does not count.
-func processAlive(pid int) bool {
+func ProcessAlive(pid int) bool {
 	list, err := proc.List()
 	if err != nil {
 		// Without a process list only the heartbeat can tell.
