@@ -39,6 +39,9 @@ func TestLayoutOfTheDefaultWindowsHost(t *testing.T) {
 		CNIConfFile:          `C:\Program Files\containerd\cni\conf\0-containerd-nat.conf`,
 		ImagesDir:            `C:\etc\kubeedge\images`,
 		ImagesRecord:         `C:\etc\kubeedge\images-imported.json`,
+		ACLRecord:            `C:\etc\kubeedge\acl-record.json`,
+		Windows: WindowsFolders{SystemRoot: `C:\Windows`, ProgramFiles: `C:\Program Files`, ProgramFilesX86: `C:\Program Files (x86)`,
+			ProgramData: `C:\ProgramData`, Profiles: `C:\Users`},
 	}
 	// Unset, and as Windows sets them on a host installed on C:.
 	for _, h := range []Host{
@@ -55,6 +58,7 @@ func TestLayoutOfTheDefaultWindowsHost(t *testing.T) {
 			want.CNIConfDir = want.ContainerdDir + `\cni\conf`
 			want.CNIBinDir = want.ContainerdDir + `\cni\bin`
 			want.CNIConfFile = want.CNIConfDir + `\0-containerd-nat.conf`
+			want.Windows.ProgramFiles = ospath.Clean(Windows, h.ProgramFiles)
 		}
 		if got != want {
 			t.Errorf("NewLayout(%+v)\n got %+v\nwant %+v", h, got, want)
@@ -90,6 +94,7 @@ func TestLayoutOfLinuxIsUnchanged(t *testing.T) {
 		CNIConfFile:          "/etc/cni/net.d/0-containerd-nat.conf",
 		ImagesDir:            "/etc/kubeedge/images",
 		ImagesRecord:         "/etc/kubeedge/images-imported.json",
+		ACLRecord:            "/etc/kubeedge/acl-record.json",
 	}
 	if got != want {
 		t.Errorf("Linux layout\n got %+v\nwant %+v", got, want)
@@ -117,6 +122,32 @@ func TestLayoutOfLinuxIsUnchanged(t *testing.T) {
 		if !ospath.Same(Linux, f.sample, f.layout) {
 			t.Errorf("%s: upstream's Linux default %q, layout %q", f.name, f.sample, f.layout)
 		}
+	}
+}
+
+// Windows' own folders come from the host's environment, in ospath's
+// form, and default to their places on the system drive.
+func TestLayoutTakesWindowsFoldersFromTheHost(t *testing.T) {
+	got := NewLayout(Host{GOOS: Windows, SystemDrive: "D:", SystemRoot: `d:\WINNT\`, ProgramFiles: `D:\Apps`,
+		ProgramFilesX86: `D:\Apps (x86)`, ProgramData: `E:\Data`, Public: `D:\Profiles\Public`}).Windows
+	want := WindowsFolders{SystemRoot: `D:\WINNT`, ProgramFiles: `D:\Apps`, ProgramFilesX86: `D:\Apps (x86)`, ProgramData: `E:\Data`, Profiles: `D:\Profiles`}
+	if got != want {
+		t.Errorf("Windows folders %+v, want %+v", got, want)
+	}
+	got = NewLayout(Host{GOOS: Windows, SystemDrive: "D:", ProgramData: "relative", Public: `\\server\x`}).Windows
+	want = WindowsFolders{SystemRoot: `D:\Windows`, ProgramFiles: `D:\Program Files`, ProgramFilesX86: `D:\Program Files (x86)`, ProgramData: `D:\ProgramData`, Profiles: `D:\Users`}
+	if got != want {
+		t.Errorf("Windows folders without the host's values %+v, want %+v", got, want)
+	}
+}
+
+// The node's roots are the default folders, whatever --log-file moved.
+func TestLayoutRoots(t *testing.T) {
+	l := NewLayout(Host{GOOS: Windows, SystemDrive: "D:"})
+	l.LogDir = `E:\logs`
+	want := []string{`D:\etc\kubeedge`, `D:\var\lib\kubeedge`, `D:\var\lib\kubelet`, `D:\var\log\pods`, `D:\var\lib\kubelet\device-plugins`, `D:\var\log\kubeedge`}
+	if got := l.Roots(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Roots = %v, want %v", got, want)
 	}
 }
 

@@ -20,6 +20,9 @@ type BundledConfig struct {
 	// created with the node's descriptor, so that the file says which
 	// folders containerd runs from.
 	Root, State string
+	// Registry, when set, points the CRI at the hosts.toml folder of a
+	// --registry-config and carries its credentials.
+	Registry *Registry
 }
 
 // Generate writes a config.toml in containerd 2.x's format (version 3)
@@ -63,5 +66,8 @@ func Generate(c BundledConfig) ([]byte, error) {
 	fmt.Fprintf(&b, "[%s]\n", TablePath(cniTable(Version2x)))
 	fmt.Fprintf(&b, "  %s = ['%s']\n", KeyBinDirs, c.CNI.BinDir)
 	fmt.Fprintf(&b, "  %s = '%s'\n", KeyConfDir, c.CNI.ConfDir)
+	if err := writeRegistry(&b, c.Registry); err != nil {
+		return nil, err
+	}
 	return []byte(b.String()), nil
 }

@@ -58,3 +58,44 @@ func TestGenerateRefusesWhatTOMLCannotHold(t *testing.T) {
 		}
 	}
 }
+
+// A --registry-config's folder and credentials read back as containerd 2.x
+// reads them, whatever characters the password holds.
+func TestGenerateWritesTheRegistryFolderAndCredentials(t *testing.T) {
+	pass := `p"a\ss'w0rd` + "\t"
+	data, err := Generate(BundledConfig{
+		CNI:          Dirs{BinDir: `C:\b`, ConfDir: `C:\c`},
+		SandboxImage: "registry.k8s.io/pause:3.10.2",
+		Registry: &Registry{ConfigPath: `C:\Program Files\containerd\certs.d`, Auths: map[string]RegistryAuth{
+			"mirror.example:5000": {Username: "edge", Password: pass},
+			"harbor.example":      {IdentityToken: "tok"},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Plugins map[string]struct {
+			Registry struct {
+				ConfigPath string `toml:"config_path"`
+				Configs    map[string]struct {
+					Auth struct {
+						Username, Password string
+						IdentityToken      string `toml:"identitytoken"`
+					}
+				}
+			}
+		}
+	}
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	r := doc.Plugins["io.containerd.cri.v1.images"].Registry
+	if r.ConfigPath != `C:\Program Files\containerd\certs.d` || r.Configs["mirror.example:5000"].Auth.Password != pass ||
+		r.Configs["mirror.example:5000"].Auth.Username != "edge" || r.Configs["harbor.example"].Auth.IdentityToken != "tok" {
+		t.Errorf("read back %+v from\n%s", r, data)
+	}
+	if _, err := Read(data); err != nil {
+		t.Errorf("cni-config cannot read it: %v", err)
+	}
+}

@@ -25,7 +25,7 @@ func OSHost(acls protect.Host) Host {
 // other than SYSTEM, Administrators and TrustedInstaller may change or
 // replace it, or "".
 func Changeable(path string, acls protect.Host) (string, error) {
-	findings, err := protect.Audit([]protect.Target{{What: "the program", Path: path, File: true, Input: true}}, acls)
+	findings, err := protect.Audit([]protect.Target{{What: "the program", Path: path, File: true, Input: true}}, acls, protect.Starting)
 	if err != nil {
 		return "", err
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -39,6 +40,25 @@ import (
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
+
+// sddlOf is the owner and DACL of path: SDDL's, the descriptor it was
+// made with, or what a folder an administrator made in C:\ has.
+func (w *World) sddlOf(path string) string {
+	sddl, ok := w.SDDL[path]
+	if !ok {
+		sddl = w.Made[path]
+	}
+	switch {
+	case sddl != "":
+	case w.ClientEdition:
+		// As an administrator made it in C:\ on Windows 10 or 11.
+		sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)(A;ID;0x1301bf;;;AU)"
+	default:
+		// As an administrator made it in C:\: every user may read.
+		sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
+	}
+	return sddl
+}
 
 // Services is the service manager; it records each change in Calls.
 type Services struct {
@@ -200,6 +220,13 @@ type World struct {
 	SDDL map[string]string
 	// Made is the descriptor each directory join created was given.
 	Made map[string]string
+	// Links gives a file more than one name (hard links).
+	Links map[string]uint32
+	// ACLRecord, when set, is where protect keeps its record of the
+	// folders the node restricted (protect.Host.Record), a file of FS;
+	// Restored are the folders given their ACL back, with it.
+	ACLRecord string
+	Restored  []string
 	// ClientEdition makes C:\ what it is on client editions of Windows:
 	// what is created in it with its ACL lets Authenticated Users
 	// modify it.
@@ -299,22 +326,41 @@ func (w *World) system0() join.System {
 				if !w.FS.Has(path) {
 					return acl.Security{}, hostfstest.NotExist("read", path)
 				}
-				sddl, ok := w.SDDL[path]
-				if !ok {
-					sddl = w.Made[path]
-				}
-				switch {
-				case sddl != "":
-				case w.ClientEdition:
-					// As an administrator made it in C:\ on Windows 10 or 11.
-					sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)(A;ID;0x1301bf;;;AU)"
-				default:
-					// As an administrator made it in C:\: every user may read.
-					sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
-				}
-				return acl.ParseSDDL(sddl)
+				return acl.ParseSDDL(w.sddlOf(path))
 			},
-			Restrict: func(root string) error {
+			List: func(dir string) ([]acl.Entry, error) {
+				entries, err := w.FS.ReadDir(dir)
+				if err != nil {
+					return nil, err
+				}
+				var out []acl.Entry
+				for _, e := range entries {
+					p := ospath.Join(config.Windows, dir, e.Name())
+					sec, err := acl.ParseSDDL(w.sddlOf(p))
+					if err != nil {
+						return nil, err
+					}
+					links := w.Links[p]
+					if links == 0 {
+						links = 1
+					}
+					link := e.Type()&fs.ModeSymlink != 0
+					out = append(out, acl.Entry{Name: e.Name(), Dir: e.IsDir() || link, Security: sec, Links: links, Reparse: link, ID: p})
+				}
+				return out, nil
+			},
+			Record:   w.ACLRecord,
+			ReadFile: w.FS.ReadFile,
+			WriteFile: func(path string, data []byte) error {
+				return w.FS.WriteFile(path, data)
+			},
+			SDDL: func(path string) (string, error) { return w.sddlOf(path), nil },
+			SetSDDL: func(path, sddl string) error {
+				w.Restored = append(w.Restored, path+" "+sddl)
+				w.SDDL[path] = sddl
+				return nil
+			},
+			Restrict: func(root string, _ func(string) bool) error {
 				w.ACL = append(w.ACL, root)
 				w.FS.Record("restrict %s", root)
 				return w.ACLErr

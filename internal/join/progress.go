@@ -128,7 +128,7 @@ func (j *Join) finishInterrupted(out io.Writer) error {
 	if rec.PID != os.Getpid() && j.sys.Alive != nil && j.sys.Alive(rec.PID) {
 		return fmt.Errorf("another join (process %d, started %s) is in progress: wait for it to end", rec.PID, rec.Started.Format(time.RFC3339))
 	}
-	if err := protect.Check(j.protected, j.sys.Protect); err != nil {
+	if err := protect.Check(j.protected, j.sys.Protect, protect.Adopting); err != nil {
 		return fmt.Errorf("an earlier join did not end (its record %s), and what it left is not taken back: %w", j.recordPath(), err)
 	}
 	if rec.ServiceInstalled {

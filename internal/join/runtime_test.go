@@ -9,9 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/hosttest"
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -287,5 +289,33 @@ func TestJoinJudgesContainerdsExistingFolders(t *testing.T) {
 				t.Errorf("the host changed: %v %v", after, w.Services.Calls)
 			}
 		})
+	}
+}
+
+// The node's pause image reaches a runtime only where join pins it in the
+// bundled containerd's config.toml (config.LinuxOnlySandboxImage's
+// comment): upstream's Linux-only default is refused there, before any
+// change, and left to the operator's containerd otherwise.
+func TestJoinPinsNoLinuxOnlyPauseImage(t *testing.T) {
+	w := hosttest.NewWorld(t)
+	w.WithBundle()
+	before := w.FS.Paths()
+	o := w.Options()
+	o.Set = []string{"modules.edged.podSandboxImage=kubeedge/pause:3.6"}
+	err := join.Run(context.Background(), &bytes.Buffer{}, o, w.System())
+	stepError(t, err, 1)
+	hosttest.MustContain(t, "error", err.Error()+" "+steps.Fix(err), "modules.edged.podSandboxImage kubeedge/pause:3.6 has no Windows variant", "config.toml", config.WindowsSandboxImage)
+	if after := w.FS.Paths(); !reflect.DeepEqual(before, after) {
+		t.Errorf("the host changed: %v", after)
+	}
+
+	w = hosttest.NewWorld(t)
+	w.WithBundle()
+	w.Services.Configs["containerd"] = service.Config{Name: "containerd"}
+	o = w.Options()
+	o.DryRun, o.Set = true, []string{"modules.edged.podSandboxImage=kubeedge/pause:3.6"}
+	var out bytes.Buffer
+	if err := join.Run(context.Background(), &out, o, w.System()); err != nil {
+		t.Fatalf("with the host's containerd, whose config.toml picks the sandbox image, join refused keadm's pause image: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 
 	"k8s.io/klog/v2"
 	kubeletserver "k8s.io/kubernetes/pkg/kubelet/server"
@@ -32,7 +33,7 @@ type pipeIO struct {
 // upstream opens to every local account without authentication. On
 // Windows that is a named pipe only SYSTEM and Administrators may open; on
 // Linux a socket of mode 0600 in a folder of mode 0700, both root's.
-func kubeletServerListener(ep config.KubeletServer, p pipeIO) func(string) (net.Listener, error) {
+func kubeletServerListener(ep config.KubeletServer, p pipeIO, up *serverUp) func(string) (net.Listener, error) {
 	return func(tcpAddress string) (net.Listener, error) {
 		var l net.Listener
 		var err error
@@ -45,6 +46,7 @@ func kubeletServerListener(ep config.KubeletServer, p pipeIO) func(string) (net.
 			return nil, fmt.Errorf("serving the kubelet server on %s: %w", ep, err)
 		}
 		klog.InfoS("The kubelet server listens where only administrators can connect, not on TCP", "endpoint", ep.String(), "notOn", tcpAddress)
+		up.open()
 		return l, nil
 	}
 }
@@ -55,8 +57,17 @@ func kubeletServerListener(ep config.KubeletServer, p pipeIO) func(string) (net.
 // request from the cloud cannot be aimed at another host or port either;
 // and it must be served by this process, so that a process that took the
 // pipe's name first receives no request (exec's commands, logs).
-func kubeletServerDialer(ep config.KubeletServer, p pipeIO) func(context.Context, string, string) (net.Conn, error) {
+// Until the server first listens a dial waits for it (or for ctx):
+// edged's health check, which polls every 50 ms and logs each failure,
+// would otherwise fill the log while the kubelet waits for the node's
+// first connection (firstConnection).
+func kubeletServerDialer(ep config.KubeletServer, p pipeIO, up *serverUp) func(context.Context, string, string) (net.Conn, error) {
 	return func(ctx context.Context, _, _ string) (net.Conn, error) {
+		select {
+		case <-up.ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		var c net.Conn
 		var err error
 		address := ep.Socket
@@ -103,12 +114,23 @@ func listenPrivateSocket(dir, path string) (net.Listener, error) {
 	return l, nil
 }
 
+// serverUp is closed once the kubelet server first listens.
+type serverUp struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newServerUp() *serverUp { return &serverUp{ch: make(chan struct{})} }
+
+func (u *serverUp) open() { u.once.Do(func() { close(u.ch) }) }
+
 // installKubeletServer puts both hooks in place; it must run before edged
 // starts the kubelet.
 func installKubeletServer(ep config.KubeletServer) {
 	trust := servertrust.OSHost()
 	p := pipeIO{listen: pipe.Listen, dial: pipe.Dial,
 		check: func(c net.Conn, address string) error { return trust.Check(servertrust.Self, address, c) }}
-	kubeletserver.ReadOnlyListen = kubeletServerListener(ep, p)
-	stream.DialEdged = kubeletServerDialer(ep, p)
+	up := newServerUp()
+	kubeletserver.ReadOnlyListen = kubeletServerListener(ep, p, up)
+	stream.DialEdged = kubeletServerDialer(ep, p, up)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	kubeletserver "k8s.io/kubernetes/pkg/kubelet/server"
 
@@ -61,7 +62,8 @@ func TestWindowsKubeletServerIsAnAdministratorsOnlyPipe(t *testing.T) {
 	}
 	r := &recordingPipes{l: inner}
 	ep := config.KubeletServer{Pipe: config.KubeletServerPipe}
-	l, err := kubeletServerListener(ep, r.io())("127.0.0.1:10350")
+	up := newServerUp()
+	l, err := kubeletServerListener(ep, r.io(), up)("127.0.0.1:10350")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestWindowsKubeletServerIsAnAdministratorsOnlyPipe(t *testing.T) {
 	}
 
 	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { io.WriteString(w, "served "+req.URL.Path) }))
-	dial := kubeletServerDialer(ep, r.io())
+	dial := kubeletServerDialer(ep, r.io(), up)
 	// The cloud names a host; the request must go to the pipe regardless.
 	for _, addr := range []string{"127.0.0.1:10350", "169.254.169.254:80"} {
 		c, err := dial(context.Background(), "tcp", addr)
@@ -143,5 +145,45 @@ func TestKubeletServerHooksServeAPrivateSocket(t *testing.T) {
 	resp.Body.Close()
 	if string(body) != "served /healthz/syncloop" {
 		t.Errorf("the kubelet server answered %q", body)
+	}
+}
+
+// Until the kubelet server listens, a dial waits for it rather than fail
+// (edged's health check would log a failure every 50 ms), and gives up
+// only when its context ends.
+func TestDialsWaitForTheKubeletServer(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recordingPipes{l: inner}
+	ep := config.KubeletServer{Pipe: config.KubeletServerPipe}
+	up := newServerUp()
+	dial := kubeletServerDialer(ep, r.io(), up)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := dial(ctx, "tcp", "127.0.0.1:10350"); err == nil || len(r.dialled) != 0 {
+		t.Fatalf("a dial before the server listens: %v, dialled %v", err, r.dialled)
+	}
+	dialled := make(chan error, 1)
+	go func() {
+		c, err := dial(context.Background(), "tcp", "127.0.0.1:10350")
+		if err == nil {
+			c.Close()
+		}
+		dialled <- err
+	}()
+	select {
+	case err := <-dialled:
+		t.Fatalf("the dial returned before the server listened: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	l, err := kubeletServerListener(ep, r.io(), up)("127.0.0.1:10350")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := <-dialled; err != nil {
+		t.Fatal(err)
 	}
 }

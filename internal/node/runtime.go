@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 )
 
@@ -41,7 +42,7 @@ func waitForRuntime(ctx context.Context, endpoint string, probe runtimeProbe, po
 		err := probe(ctx, endpoint)
 		if err == nil {
 			if !lastLog.IsZero() {
-				klog.InfoS("The container runtime answers; starting the node", "endpoint", endpoint, "waited", time.Since(began).Round(time.Second))
+				klog.InfoS("The container runtime answers; starting the node", "endpoint", redact.URL(endpoint), "waited", time.Since(began).Round(time.Second))
 			}
 			return nil
 		}
@@ -49,11 +50,11 @@ func waitForRuntime(ctx context.Context, endpoint string, probe runtimeProbe, po
 		if (lastLog.IsZero() || time.Since(lastLog) >= logEvery) && errors.As(err, &refused) {
 			// Waiting for containerd to serve its pipe again: the
 			// server there now gets no call.
-			klog.ErrorS(err, "Not starting the node on a container runtime it does not trust; waiting for one it does", "endpoint", endpoint, "waited", time.Since(began).Round(time.Second))
+			klog.ErrorS(err, "Not starting the node on a container runtime it does not trust; waiting for one it does", "endpoint", redact.URL(endpoint), "waited", time.Since(began).Round(time.Second))
 			lastLog = time.Now()
 		} else if lastLog.IsZero() || time.Since(lastLog) >= logEvery {
 			klog.InfoS("Waiting for the container runtime before starting the node: is containerd running? (Get-Service containerd; Start-Service containerd)",
-				"endpoint", endpoint, "waited", time.Since(began).Round(time.Second), "err", err)
+				"endpoint", redact.URL(endpoint), "waited", time.Since(began).Round(time.Second), "err", redact.String(err.Error()))
 			lastLog = time.Now()
 		}
 		select {

@@ -24,18 +24,6 @@ const (
 // support and Kubernetes' Windows nodes run on.
 const minBuild = 17763
 
-// baseImageTags maps the LTSC builds to the container base image tag built
-// for them. Process-isolated containers only run images built for the
-// host's own build, so pods must use the matching tag.
-var baseImageTags = map[int]struct{ release, tag string }{
-	17763: {"Windows Server 2019", "ltsc2019"},
-	20348: {"Windows Server 2022", "ltsc2022"},
-	26100: {"Windows Server 2025", "ltsc2025"},
-}
-
-// testedBuilds are the hosts this edgecore is built and documented for.
-var testedBuilds = map[int]bool{17763: true, 20348: true}
-
 func checkWindowsBuild(p Probes) Row {
 	if p.WindowsVersion == nil {
 		return notProbed(nameBuild)
@@ -55,16 +43,12 @@ func checkWindowsBuild(p Probes) Row {
 		return fail(nameBuild, build+" is older than Windows Server 2019 (build 17763)",
 			"install Windows Server 2019 or 2022; containerd and edged do not run on older builds")
 	}
-	img, known := baseImageTags[v.Build]
+	rel, known := config.WindowsReleaseOf(v.Build)
 	if !known {
 		return warn(nameBuild, fmt.Sprintf("%s has no LTSC container base image; process-isolated pods need images built for 10.0.%d", build, v.Build),
-			"use Windows Server 2019 (17763) or 2022 (20348), whose images are tagged ltsc2019 and ltsc2022")
+			"use Windows Server 2019 (17763), 2022 (20348) or 2025 (26100), whose images are tagged ltsc2019, ltsc2022 and ltsc2025")
 	}
-	detail := fmt.Sprintf("%s (%s): pods need images tagged %s, e.g. mcr.microsoft.com/windows/nanoserver:%s", build, img.release, img.tag, img.tag)
-	if !testedBuilds[v.Build] {
-		return warn(nameBuild, detail+"; this Windows version is not yet tested with edgecore for Windows", "")
-	}
-	return pass(nameBuild, detail)
+	return pass(nameBuild, fmt.Sprintf("%s (%s): pods need images tagged %s, e.g. mcr.microsoft.com/windows/nanoserver:%s", build, rel.Name, rel.Tag, rel.Tag))
 }
 
 func checkContainersFeature(p Probes) Row {

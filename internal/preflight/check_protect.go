@@ -32,7 +32,7 @@ func checkRuntimeFolders(cfg Config, p Probes) []Row {
 		data, _ = p.ReadFile(cfg.Layout.ContainerdConfigFile)
 	}
 	targets := runtimeinstall.DataFolders(cfg.Layout, data)
-	findings, err := protect.Audit(targets, *p.Protect)
+	findings, err := protect.Audit(targets, *p.Protect, protect.Adopting)
 	if err != nil {
 		return []Row{couldNotCheck(nameRuntimeFolders, err)}
 	}
@@ -82,7 +82,7 @@ func checkProtected(cfg Config, p Probes) []Row {
 	if p.Protect == nil {
 		return []Row{notProbed(nameProtected)}
 	}
-	findings, err := protect.Audit(cfg.Protected, *p.Protect)
+	findings, err := protect.Audit(cfg.Protected, *p.Protect, protect.Adopting)
 	if err != nil {
 		return []Row{couldNotCheck(nameProtected, err)}
 	}

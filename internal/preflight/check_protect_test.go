@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/protect/protecttest"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
 
@@ -23,7 +24,8 @@ func aclHost(sddl map[string]string) *protect.Host {
 			}
 			return acl.ParseSDDL(s)
 		},
-		Restrict: func(root string) error { panic("preflight restricted " + root) },
+		List:     protecttest.List(func() map[string]string { return sddl }),
+		Restrict: func(root string, _ func(string) bool) error { panic("preflight restricted " + root) },
 		Exists: func(path string) (bool, error) {
 			_, ok := sddl[path]
 			return ok, nil

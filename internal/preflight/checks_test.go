@@ -40,9 +40,9 @@ func TestChecks(t *testing.T) {
 			h.version = hostprobe.WindowsVersion{ProductName: "Windows 10 Pro", Build: 19045}
 		}, nameBuild,
 			[]Row{warn(nameBuild, "Windows 10 Pro, build 19045 has no LTSC container base image; process-isolated pods need images built for 10.0.19045",
-				"use Windows Server 2019 (17763) or 2022 (20348), whose images are tagged ltsc2019 and ltsc2022")}},
+				"use Windows Server 2019 (17763), 2022 (20348) or 2025 (26100), whose images are tagged ltsc2019, ltsc2022 and ltsc2025")}},
 		{"Server 2025", func(h *host, c *Config) { h.version = hostprobe.WindowsVersion{Build: 26100} }, nameBuild,
-			[]Row{warn(nameBuild, "build 26100 (Windows Server 2025): pods need images tagged ltsc2025, e.g. mcr.microsoft.com/windows/nanoserver:ltsc2025; this Windows version is not yet tested with edgecore for Windows", "")}},
+			[]Row{pass(nameBuild, "build 26100 (Windows Server 2025): pods need images tagged ltsc2025, e.g. mcr.microsoft.com/windows/nanoserver:ltsc2025")}},
 		{"build unreadable", func(h *host, c *Config) {
 			h.versionEr = errors.New("not supported on linux: run preflight on the Windows host")
 		}, nameBuild,
@@ -148,24 +148,48 @@ func TestChecks(t *testing.T) {
 			h.platforms = []Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm", Variant: "v7"}}
 		}, nameSandbox,
 			[]Row{fail(nameSandbox, "kubeedge/pause:3.6 has no Windows variant (it offers linux/amd64, linux/arm/v7), so no pod can start",
-				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.9 (or a copy of it in your registry)")}},
+				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.10.2 (or a copy of it in your registry)")}},
 		{"sandbox image without this host's build", func(h *host, c *Config) {
 			c.SandboxImage = "mcr.microsoft.com/k8s/core/pause:1.2.0"
 			h.platforms = []Platform{{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763.1"}}
 		}, nameSandbox,
-			[]Row{fail(nameSandbox, "mcr.microsoft.com/k8s/core/pause:1.2.0 has no variant for this host's build 20348 (it offers windows/amd64 10.0.17763.1); process isolation cannot run it",
-				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.9 (or a copy of it in your registry)")}},
+			[]Row{fail(nameSandbox, "mcr.microsoft.com/k8s/core/pause:1.2.0 has no variant for this host's build 20348 (Windows Server 2022, ltsc2022) (it offers windows/amd64 10.0.17763.1); process isolation cannot run it",
+				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.10.2 (or a copy of it in your registry)")}},
+		// Windows Server 2025: the pause release preflight knows is judged
+		// without a registry, and the fix names the release that has the
+		// build; the configured default has it.
+		{"Server 2025, pause 3.9 offline", func(h *host, c *Config) {
+			h.version = hostprobe.WindowsVersion{Build: 26100}
+			c.SandboxImage = "registry.k8s.io/pause:3.9"
+			h.local = map[string]bool{}
+			h.platErr = errors.New("dial tcp: i/o timeout")
+		}, nameSandbox,
+			[]Row{fail(nameSandbox, "registry.k8s.io/pause:3.9 has no variant for this host's build 26100 (Windows Server 2025, ltsc2025) (its Windows variants are for builds 17763, 20348); process isolation cannot run it",
+				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.10.2 (or a copy of it in your registry)")}},
+		{"Server 2025, pause 3.10.2, registry unreachable", func(h *host, c *Config) {
+			h.version = hostprobe.WindowsVersion{Build: 26100}
+			c.SandboxImage = config.WindowsSandboxImage
+			h.platErr = errors.New("dial tcp: i/o timeout")
+		}, nameSandbox,
+			[]Row{pass(nameSandbox, "registry.k8s.io/pause:3.10.2 has a variant for this host's build 26100 (Windows Server 2025, ltsc2025), as its release publishes (its registry did not answer: dial tcp: i/o timeout)")}},
+		{"Server 2025, pause 3.10.2 from the registry", func(h *host, c *Config) {
+			h.version = hostprobe.WindowsVersion{Build: 26100}
+			c.SandboxImage = config.WindowsSandboxImage
+			h.platforms = []Platform{{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763.8000"},
+				{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348.4000"}, {OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.6000"}}
+		}, nameSandbox,
+			[]Row{pass(nameSandbox, "registry.k8s.io/pause:3.10.2 has windows/amd64 10.0.26100.6000 for this host's build 26100 (Windows Server 2025, ltsc2025)")}},
 		{"registry unreachable, known image", func(h *host, c *Config) {
 			c.SandboxImage = "mcr.microsoft.com/oss/kubernetes/pause:3.10"
 			h.platErr = errors.New("dial tcp: lookup mcr.microsoft.com: no such host")
 		}, nameSandbox,
 			[]Row{warn(nameSandbox, "mcr.microsoft.com/oss/kubernetes/pause:3.10: could not read its platforms (dial tcp: lookup mcr.microsoft.com: no such host); this image is known to have Windows variants", "")}},
 		{"registry unreachable, unknown image", func(h *host, c *Config) {
-			c.SandboxImage = "registry.k8s.io/pause:3.6"
+			c.SandboxImage = "registry.k8s.io/pause:3.5"
 			h.platErr = errors.New("dial tcp: i/o timeout")
 		}, nameSandbox,
-			[]Row{warn(nameSandbox, "registry.k8s.io/pause:3.6: could not read its platforms: dial tcp: i/o timeout",
-				"make sure it has a windows/amd64 variant, or set modules.edged.podSandboxImage to registry.k8s.io/pause:3.9 (or a copy of it in your registry)")}},
+			[]Row{warn(nameSandbox, "registry.k8s.io/pause:3.5: could not read its platforms: dial tcp: i/o timeout",
+				"make sure it has a windows/amd64 variant, or set modules.edged.podSandboxImage to registry.k8s.io/pause:3.10.2 (or a copy of it in your registry)")}},
 		{"sandbox image imported, registry unreachable", func(h *host, c *Config) {
 			c.SandboxImage = "registry.k8s.io/pause:3.9"
 			h.local = map[string]bool{"registry.k8s.io/pause:3.9": true}
@@ -186,7 +210,7 @@ func TestChecks(t *testing.T) {
 			h.local = map[string]bool{}
 			h.platforms = []Platform{{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348.2461"}}
 		}, nameSandbox,
-			[]Row{pass(nameSandbox, "registry.k8s.io/pause:3.9 has windows/amd64 10.0.20348.2461 for this host's build 20348")}},
+			[]Row{pass(nameSandbox, "registry.k8s.io/pause:3.9 has windows/amd64 10.0.20348.2461 for this host's build 20348 (Windows Server 2022, ltsc2022)")}},
 		{"websocket port blocked", func(h *host, c *Config) {
 			h.dialErr = map[string]error{"tcp 192.0.2.10:10000": errors.New("dial tcp 192.0.2.10:10000: i/o timeout")}
 		}, "cloudcore websocket",

@@ -72,6 +72,7 @@ func Run(ctx context.Context, cfg Config, p Probes) []Row {
 	rows = append(rows, checkCNIConfig(cfg, p)...)
 	rows = append(rows, checkPodNetwork(cfg, p)...)
 	rows = append(rows, checkSandboxImage(ctx, cfg, p))
+	rows = append(rows, checkRegistries(ctx, cfg, p)...)
 	rows = append(rows, checkCloudCore(ctx, cfg, p)...)
 	rows = append(rows, checkClock(cfg, p)...)
 	return rows

@@ -1,6 +1,8 @@
 package preflight
 
 import (
+	"github.com/kubeedge-windows/edgecore/config/registries"
+
 	"context"
 	"time"
 
@@ -36,6 +38,8 @@ type Probes struct {
 	// ReadDir lists the names of the files in dir.
 	ReadDir  func(dir string) ([]string, error)
 	ReadFile func(path string) ([]byte, error)
+	// ReadSubdirs lists the names of the folders in dir.
+	ReadSubdirs func(dir string) ([]string, error)
 	// ImagePlatforms lists the platforms an image reference offers.
 	ImagePlatforms func(ctx context.Context, image string) ([]Platform, error)
 	// ImagePresent asks the runtime at endpoint whether it holds image
@@ -55,6 +59,9 @@ type Probes struct {
 	// Protect reads the owners and ACLs of the node's files
 	// (protect.HostACLs); preflight never changes them.
 	Protect *protect.Host
+	// Registry asks a registry endpoint's API root over TLS with its CA
+	// and client certificate (probeRegistry).
+	Registry func(ctx context.Context, e registries.Endpoint) error
 	// Service reads an installed service's state and configuration
 	// (service.Query); a missing service is a Status with Installed
 	// false.

@@ -12,6 +12,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/config/registries"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
@@ -51,6 +52,12 @@ type Options struct {
 	// Versions are the bundle's versions from the release manifest, for
 	// the output; nil when it gives none.
 	Versions map[string]string
+	// Registries is join's --registry-config, nil without one: written
+	// as hosts.toml files under RegistryDir and config.toml's credentials.
+	Registries *registries.File
+	// Environment is the containerd service's environment (join's
+	// --proxy), nil for none.
+	Environment []string
 }
 
 // Host is every effect on, and fact of, the host.
@@ -177,8 +184,14 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 	}
 	// Folders that exist already are used only when judged safe: join
 	// creates the others restricted from their first moment.
-	if err := protect.Check(in.installFolders(), h.Protect); err != nil {
+	if err := protect.Check(in.installFolders(), h.Protect, protect.Adopting); err != nil {
 		return nil, steps.WithFix(err, fixFolders)
+	}
+	if config.LinuxOnlySandboxImage(o.SandboxImage) {
+		// The only place the node's pause image reaches a runtime:
+		// containerd starts every sandbox from the one config.toml pins.
+		return nil, steps.WithFix(fmt.Errorf("modules.edged.podSandboxImage %s has no Windows variant, and join would pin it in the bundled containerd's config.toml, so no pod could start", o.SandboxImage),
+			"set modules.edged.podSandboxImage to "+config.WindowsSandboxImage+" or a pause image built for your Windows Server version, then run join again")
 	}
 	in.install = true
 	in.reason = "no container runtime on this host: the release's is installed"
@@ -193,7 +206,7 @@ func (in *Installer) checkHostFolders() error {
 	if err != nil {
 		return fmt.Errorf("reading %s for containerd's folders: %w", in.o.Layout.ContainerdConfigFile, err)
 	}
-	if err := protect.Check(targets, in.h.Protect); err != nil {
+	if err := protect.Check(targets, in.h.Protect, protect.Adopting); err != nil {
 		return steps.WithFix(err, fixFolders)
 	}
 	return nil
@@ -272,6 +285,7 @@ func (in *Installer) serviceConfig() service.Config {
 		"--log-file", ospath.Join(in.goos, l.ContainerdDir, "containerd.log")}
 	c.RuntimeService = ""
 	c.PreShutdownTimeout = preShutdown
+	c.Environment = in.o.Environment
 	return c
 }
 
@@ -296,9 +310,9 @@ func (in *Installer) Steps() []steps.Step {
 			Name: StepFiles,
 			Description: fmt.Sprintf("%s: copy containerd%s, ctr and the runhcs shim%s to %s and the CNI plugins%s (win-bridge, win-overlay, host-local) to %s, "+
 				"in %s open to SYSTEM and Administrators only; create containerd's root %s and state %s open to SYSTEM and Administrators only from their first moment (existing ones are used only when no one else owns or may change them); "+
-				"write %s (sandbox image %s, root and state, CNI folders %s and %s); record what was created in %s",
+				"write %s (sandbox image %s, root and state, CNI folders %s and %s)%s; record what was created in %s",
 				in.reason, in.version("containerd"), in.version("hcsshim"), BinDir(l), in.version("cni-plugins"), l.CNIBinDir,
-				l.ContainerdDir, l.ContainerdRootDir, l.ContainerdStateDir, l.ContainerdConfigFile, in.o.SandboxImage, l.CNIBinDir, l.CNIConfDir, RecordFile(l)),
+				l.ContainerdDir, l.ContainerdRootDir, l.ContainerdStateDir, l.ContainerdConfigFile, in.o.SandboxImage, l.CNIBinDir, l.CNIConfDir, in.registryLine(), RecordFile(l)),
 			Do:   in.installFiles,
 			Undo: in.removeFiles,
 		},
@@ -336,7 +350,7 @@ func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 	}
 	// A folder another account created between the check and now was
 	// left as it is by Create: judged again, it is refused.
-	if err := protect.Check(in.installFolders(), in.h.Protect); err != nil {
+	if err := protect.Check(in.installFolders(), in.h.Protect, protect.Adopting); err != nil {
 		return steps.WithFix(err, fixFolders)
 	}
 	for _, f := range Files {
@@ -347,11 +361,16 @@ func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 		in.rec.Files = append(in.rec.Files, dst)
 	}
 	fmt.Fprintf(out, "copied %d programs to %s and %s\n", len(Files), BinDir(l), l.CNIBinDir)
+	reg, err := in.installRegistries(out)
+	if err != nil {
+		return err
+	}
 	data, err := containerd.Generate(containerd.BundledConfig{
 		CNI:          containerd.Dirs{BinDir: l.CNIBinDir, ConfDir: l.CNIConfDir},
 		SandboxImage: in.o.SandboxImage,
 		Root:         l.ContainerdRootDir,
 		State:        l.ContainerdStateDir,
+		Registry:     reg,
 	})
 	if err != nil {
 		return err
