@@ -1,6 +1,7 @@
 package join
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,9 +164,16 @@ func (j *Join) finishInterrupted(out io.Writer) error {
 			undo.newFiles = append(undo.newFiles, f)
 		}
 	}
+	// The folders join created outside the node's own (the kubelet's
+	// root, the pod logs, the folders above them) are removed only where
+	// empty, after the rest.
+	var ifEmpty []string
 	for _, d := range rec.Created {
-		if inside(d) {
+		switch {
+		case inside(d):
 			undo.created = append(undo.created, d)
+		case j.joinFolder(d):
+			ifEmpty = append(ifEmpty, d)
 		}
 	}
 	if !inside(rec.ConfigFile) {
@@ -176,18 +184,29 @@ func (j *Join) finishInterrupted(out io.Writer) error {
 	if err := undo.uninstallService(w); err != nil && !errors.Is(err, service.ErrNotInstalled) {
 		errs = append(errs, err)
 	}
-	if rec.Runtime {
-		if r, ok, err := runtimeinstall.ReadRecord(j.sys.Runtime, j.o.Layout); err != nil {
-			errs = append(errs, err)
-		} else if ok {
-			errs = append(errs, runtimeinstall.Remove(w, j.sys.Runtime, j.o.Layout, r))
-		}
-	}
+	// In the reverse of join's order: the pod network's files lie in the
+	// runtime's folder, which is removed only once empty.
 	if rec.Network {
 		if st, ok, err := podnet.Written(j.sys.PodNet.Env.FS, j.o.Layout, WrittenBy); err != nil {
 			errs = append(errs, err)
 		} else if ok {
 			errs = append(errs, podnet.RemoveWritten(w, j.sys.PodNet.Env.FS, j.o.Layout, st))
+		}
+		// The HNS network and endpoint join created go too, as
+		// `reset --network` removes them: left, the next join would
+		// find them, reuse them and not take them back.
+		if st, ok, err := podnet.ReadState(j.sys.PodNet.Env.FS, podnet.StateFile(j.o.Layout)); err != nil {
+			errs = append(errs, err)
+		} else if ok && st.Network != nil && st.Network.Created {
+			rm := podnet.Remover{StateFile: podnet.StateFile(j.o.Layout), FS: j.sys.PodNet.Env.FS, HNS: j.sys.PodNet.Env.HNS}
+			errs = append(errs, rm.Remove(context.Background(), w))
+		}
+	}
+	if rec.Runtime {
+		if r, ok, err := runtimeinstall.ReadRecord(j.sys.Runtime, j.o.Layout); err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			errs = append(errs, runtimeinstall.Remove(w, j.sys.Runtime, j.o.Layout, r))
 		}
 	}
 	errs = append(errs, undo.removeConfig(w))
@@ -206,5 +225,25 @@ func (j *Join) finishInterrupted(out io.Writer) error {
 	if err := undo.removeDirs(w); err != nil {
 		return fail(err)
 	}
+	for i := len(ifEmpty) - 1; i >= 0; i-- {
+		if removed, err := hostfs.RemoveIfEmpty(j.sys.FS, ifEmpty[i]); err != nil {
+			return fail(err)
+		} else if removed {
+			fmt.Fprintf(w, "removed %s\n", ifEmpty[i])
+		}
+	}
 	return nil
+}
+
+// joinFolder reports whether join creates d outside the node's own
+// directories: the kubelet's root, the pod logs, or a folder above one of
+// them or of the node's directories.
+func (j *Join) joinFolder(d string) bool {
+	l := j.o.Layout
+	for _, f := range append(l.NodeDirs(), l.KubeletRootDir, l.PodLogsDir) {
+		if ospath.Within(j.goos, d, f) {
+			return true
+		}
+	}
+	return ospath.Within(j.goos, l.KubeletRootDir, d) || ospath.Within(j.goos, l.PodLogsDir, d)
 }
