@@ -103,3 +103,98 @@ func (h *host) endState() (outcome, half string) {
 	}
 	return "", fmt.Sprintf("binary %q running %s, configuration %q, database %q", bin, h.svc.running.version, cfg, db)
 }
+
+// TestCrashAtEveryStepOfAConfigUpdateJob crashes a ConfigUpdateJob at
+// each boundary in turn: in the node as it hands the job to its driver
+// (before the journal is written, once it is, once the driver is
+// started) and in the driver at each phase, for a configuration that
+// starts and for one edgecore cannot start with. After each crash the
+// host boots and `upgrade --resume` runs; the node must then run the old
+// configuration (before) or the new one (after), never a half-written
+// or a missing one, with the journal done.
+func TestCrashAtEveryStepOfAConfigUpdateJob(t *testing.T) {
+	const newConfig = "config with maxPods 60"
+	for _, tc := range []struct {
+		name, config string
+		starts       bool
+	}{
+		{"ConfigUpdateJob with a configuration that starts", newConfig, true},
+		{"ConfigUpdateJob with a configuration edgecore cannot start with (rolled back)", "config edgecore cannot start with", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setup := func() *host {
+				h := newHost(newBin)
+				if !tc.starts {
+					h.svc.badConfig = tc.config
+				}
+				return h
+			}
+			// The node hands the job over, then its driver runs.
+			job := func(h *host) {
+				js, _, _ := jobsOn(h)
+				if r, now := js.UpdateConfig(configJob(), []byte(tc.config)); now {
+					t.Errorf("the update answered at once: %+v", r)
+					return
+				}
+				j, err := loadJournal(h.env(600, "v0.1.0"))
+				if err != nil || j == nil {
+					t.Errorf("no journal: %v", err)
+					return
+				}
+				h.alive[7001] = true
+				if _, _, err := Resume(context.Background(), &bytes.Buffer{}, h.env(7001, "v0.1.0"), j.ID); err != nil {
+					t.Errorf("the driver: %v", err)
+				}
+			}
+			passed, _ := crashtest.Run("", func() { job(setup()) })
+			if len(passed) < 6 {
+				t.Fatalf("the job passed only %d boundaries: %v", len(passed), passed)
+			}
+			m := crashtest.Matrix{Procedure: tc.name + " (Windows host, recording fakes)"}
+			next := fmt.Sprintf("boot, %v later upgrade --resume", staleAfter+time.Minute)
+			for _, at := range passed {
+				h := setup()
+				if _, crashed := crashtest.Run(at, func() { job(h) }); !crashed {
+					t.Fatalf("%s: not reached again", at)
+				}
+				delete(h.alive, 7001)
+				// A journal the node reserved for a driver that never
+				// started is taken over once its heartbeat is stale.
+				h.clock.now = h.clock.now.Add(staleAfter + time.Minute)
+				h.svc.spawned = nil
+				h.svc.boot()
+				if h.svc.node != nil {
+					h.svc.node.tick()
+				}
+				var out bytes.Buffer
+				h.alive[600] = true
+				if _, _, err := Resume(context.Background(), &out, h.env(600, "v0.1.0"), ""); err != nil {
+					t.Errorf("crash at %s: resume: %v", at, err)
+				}
+				j, _ := loadJournal(h.env(600, "v0.1.0"))
+				bin, _ := h.fs.get(h.exe)
+				cfg, _ := h.fs.get(h.config)
+				db, _ := h.fs.get(h.db)
+				var outcome string
+				switch {
+				case j != nil && !j.Done():
+					t.Errorf("crash at %s: journal still in phase %s\n%s", at, j.Phase, out.String())
+				case h.svc.st.State != service.Running || bin != oldBin || db != oldDB:
+					t.Errorf("crash at %s: service %v, binary %q, database %q\n%s", at, h.svc.st.State, bin, db, out.String())
+				case cfg == oldConfig:
+					outcome = crashtest.Before
+				case cfg == newConfig && tc.starts:
+					outcome = crashtest.After
+				default:
+					t.Errorf("crash at %s: the configuration holds %q", at, cfg)
+				}
+				if outcome == "" {
+					m.Add(at, next, "HALF")
+					continue
+				}
+				m.Add(at, next, outcome)
+			}
+			m.Print(t)
+		})
+	}
+}
