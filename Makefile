@@ -120,14 +120,15 @@ unit: $(WORK)
 	go test -tags $(EDGECORE_TAGS) -race -count=1 $(RACE_PKGS)
 	cd staging/src/github.com/kubeedge/beehive && go test -race -count=1 ./...
 
-# Crash at every step: the test build (crashpoints tag) of join, reset
-# and the upgrade driver crashed at each step boundary in turn over the
+# Crash at every step: the test build (crashpoints tag) of join, reset,
+# takeover, the upgrade driver (upgrade, rollback) and a ConfigUpdateJob's
+# hand-over and driver crashed at each step boundary in turn over the
 # recording fakes, the next command run, the host checked before or after
 # (docs/testing.md); the matrix is printed. The crash point itself (it
 # ends the process at once, TerminateProcess on Windows) is run as a
 # Windows program under Wine. Then the release binaries are checked to
 # hold none of the crash points' code.
-CRASH_PKGS := ./internal/steps/... ./internal/join/ ./internal/reset/ ./internal/upgrade/
+CRASH_PKGS := ./internal/steps/... ./internal/join/ ./internal/reset/ ./internal/upgrade/ ./internal/takeover/
 CRASH_MATRIX := $(OUT)/crash-matrix.txt
 crash-matrix: $(WORK) wine-setup
 	rm -rf $(CRASH_MATRIX) $(OUT)/crash-wine

@@ -103,7 +103,7 @@ func TestCrashAtEveryStepOfJoin(t *testing.T) {
 					t.Fatalf("join and reset left: %v", diff)
 				}
 			}
-			m := crashtest.Matrix{Procedure: tc.name + " (Windows host, recording fakes)"}
+			m := crashtest.Matrix{Procedure: tc.name + ", then " + tc.next + " (Windows host, recording fakes)"}
 			for _, at := range passed {
 				w := world()
 				_, crashed := crashtest.Run(at, func() { _ = run(w) })

@@ -34,7 +34,14 @@ func TestMain(m *testing.M) {
 // after recording every boundary passed; the file that armed it is
 // renamed so that the process that recovers does not crash again.
 func TestArmedBoundaryEndsTheProcessThere(t *testing.T) {
-	dir := t.TempDir()
+	// Not t.TempDir: under Wine, removing a file a child process wrote
+	// may fail with "Invalid function", which TempDir's cleanup reports
+	// as a failure.
+	dir, err := os.MkdirTemp("", "crashpoints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	if err := os.WriteFile(filepath.Join(dir, "armed"), []byte("join: before step 2/2 (b)\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +52,7 @@ func TestArmedBoundaryEndsTheProcessThere(t *testing.T) {
 		t.Logf("child: %v\n%s", err, out)
 		return err
 	}
-	err := run()
+	err = run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
 		t.Fatalf("the child was not ended: %v", err)
