@@ -51,18 +51,7 @@ func TestCrashAtEveryPhaseOfUpgradeAndRollback(t *testing.T) {
 				if _, crashed := crashtest.Run(at, func() { execute(h) }); !crashed {
 					t.Fatalf("%s: not reached again", at)
 				}
-				delete(h.alive, driverPID)
-				h.clock.now = h.clock.now.Add(time.Minute)
-				h.svc.spawned = nil
-				h.svc.boot()
-				if h.svc.node != nil {
-					h.svc.node.tick()
-				}
-				var out bytes.Buffer
-				h.alive[600] = true
-				if _, _, err := Resume(context.Background(), &out, h.env(600, "v0.1.0"), ""); err != nil {
-					t.Errorf("crash at %s: resume: %v", at, err)
-				}
+				out := h.bootAndResume(t, at, driverPID, time.Minute)
 				outcome, half := h.endState()
 				if half != "" {
 					t.Errorf("crash at %s, then boot and upgrade --resume: %s\n%s", at, half, out.String())
@@ -157,20 +146,9 @@ func TestCrashAtEveryStepOfAConfigUpdateJob(t *testing.T) {
 				if _, crashed := crashtest.Run(at, func() { job(h) }); !crashed {
 					t.Fatalf("%s: not reached again", at)
 				}
-				delete(h.alive, 7001)
 				// A journal the node reserved for a driver that never
 				// started is taken over once its heartbeat is stale.
-				h.clock.now = h.clock.now.Add(staleAfter + time.Minute)
-				h.svc.spawned = nil
-				h.svc.boot()
-				if h.svc.node != nil {
-					h.svc.node.tick()
-				}
-				var out bytes.Buffer
-				h.alive[600] = true
-				if _, _, err := Resume(context.Background(), &out, h.env(600, "v0.1.0"), ""); err != nil {
-					t.Errorf("crash at %s: resume: %v", at, err)
-				}
+				out := h.bootAndResume(t, at, 7001, staleAfter+time.Minute)
 				j, _ := loadJournal(h.env(600, "v0.1.0"))
 				bin, _ := h.fs.get(h.exe)
 				cfg, _ := h.fs.get(h.config)
@@ -197,4 +175,25 @@ func TestCrashAtEveryStepOfAConfigUpdateJob(t *testing.T) {
 			m.Print(t)
 		})
 	}
+}
+
+// bootAndResume is what follows a crash at the boundary at of the process
+// dead: after the time later the host boots (the service manager starts
+// the binary in place, whose node takes an unfinished journal over), and
+// `upgrade --resume` runs. It returns what resume printed.
+func (h *host) bootAndResume(t *testing.T, at string, dead int, later time.Duration) *bytes.Buffer {
+	t.Helper()
+	delete(h.alive, dead)
+	h.clock.now = h.clock.now.Add(later)
+	h.svc.spawned = nil
+	h.svc.boot()
+	if h.svc.node != nil {
+		h.svc.node.tick()
+	}
+	var out bytes.Buffer
+	h.alive[600] = true
+	if _, _, err := Resume(context.Background(), &out, h.env(600, "v0.1.0"), ""); err != nil {
+		t.Errorf("crash at %s: resume: %v", at, err)
+	}
+	return &out
 }
