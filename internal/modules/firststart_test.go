@@ -277,3 +277,17 @@ func TestTheKubeletOfANeverConnectedNodeWaitsForTheFirstConnection(t *testing.T)
 		t.Error("a node with its certificate held its kubelet back")
 	}
 }
+
+// A node whose edgeHub is off never connects: its kubelet does not wait
+// for a first connection, certificate or not.
+func TestTheKubeletOfANodeWithoutEdgeHubDoesNotWait(t *testing.T) {
+	cert := filepath.Join(t.TempDir(), "server.crt")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if !newFirstConnection(firstConnectionCert(&v1alpha2.EdgeHub{Enable: false, TLSCertFile: cert})).wait(ctx) {
+		t.Error("the kubelet of a node without edgeHub waits for a connection that never comes")
+	}
+	if newFirstConnection(firstConnectionCert(&v1alpha2.EdgeHub{Enable: true, TLSCertFile: cert})).wait(ctx) {
+		t.Error("the kubelet of a node with edgeHub and no certificate started before the first connection")
+	}
+}

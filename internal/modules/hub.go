@@ -13,6 +13,7 @@ import (
 	kubeletoptions "k8s.io/kubernetes/cmd/kubelet/app/options"
 	"k8s.io/kubernetes/pkg/kubelet"
 
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 	beehiveContext "github.com/kubeedge/beehive/pkg/core/context"
 	"github.com/kubeedge/kubeedge/edge/pkg/edged"
 	"github.com/kubeedge/kubeedge/edge/pkg/edgehub"
@@ -82,6 +83,18 @@ func installHubReconnect(o hubOptions) {
 			return run(ctx, s, deps, fg)
 		}
 	})
+}
+
+// firstConnectionCert is the certificate whose absence holds the kubelet
+// back until the first connection (firstConnection): the hub's, or ""
+// (no wait) when edgeHub is off, since such a node never connects and
+// runs its kubelet on its own (a node tested without a cloud, or one
+// that only runs static pods).
+func firstConnectionCert(hub *v1alpha2.EdgeHub) string {
+	if hub == nil || !hub.Enable {
+		return ""
+	}
+	return hub.TLSCertFile
 }
 
 // firstConnection holds back the kubelet of a node that has never reached

@@ -66,7 +66,7 @@ func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent, s
 	installHubReconnect(hubOptions{
 		heartbeat: time.Duration(c.Modules.EdgeHub.Heartbeat) * time.Second, node: node,
 		leaseSeconds: c.Modules.Edged.TailoredKubeletConfig.NodeLeaseDurationSeconds,
-		token:        c.Modules.EdgeHub.Token, statusFile: statusFile, certFile: c.Modules.EdgeHub.TLSCertFile,
+		token:        c.Modules.EdgeHub.Token, statusFile: statusFile, certFile: firstConnectionCert(c.Modules.EdgeHub),
 	})
 	edgehub.Register(c.Modules.EdgeHub, node)
 	eventbus.Register(c.Modules.EventBus, node)

@@ -41,12 +41,12 @@ func checkWindowsBuild(p Probes) Row {
 	}
 	if v.Build < minBuild {
 		return fail(nameBuild, build+" is older than Windows Server 2019 (build 17763)",
-			"install Windows Server 2019 or 2022; containerd and edged do not run on older builds")
+			"install "+supportedReleases()+"; containerd and edged do not run on older builds")
 	}
 	rel, known := config.WindowsReleaseOf(v.Build)
 	if !known {
 		return warn(nameBuild, fmt.Sprintf("%s has no LTSC container base image; process-isolated pods need images built for 10.0.%d", build, v.Build),
-			"use Windows Server 2019 (17763), 2022 (20348) or 2025 (26100), whose images are tagged ltsc2019, ltsc2022 and ltsc2025")
+			"use "+supportedReleases()+", whose images are tagged "+supportedTags())
 	}
 	return pass(nameBuild, fmt.Sprintf("%s (%s): pods need images tagged %s, e.g. mcr.microsoft.com/windows/nanoserver:%s", build, rel.Name, rel.Tag, rel.Tag))
 }
@@ -215,4 +215,38 @@ func checkFreeDisk(cfg Config, p Probes) Row {
 		return warn(nameDisk, detail+"; a servercore-based image alone needs about 5 GiB", "free space on that volume, at least 10 GiB")
 	}
 	return pass(nameDisk, detail)
+}
+
+// supportedReleases names the Windows Server releases the node supports
+// (config.WindowsReleases) with their builds: "Windows Server 2019
+// (17763), 2022 (20348) or 2025 (26100)".
+func supportedReleases() string {
+	var names []string
+	for i, r := range config.WindowsReleases {
+		name := r.Name
+		if i > 0 {
+			name = strings.TrimPrefix(name, "Windows Server ")
+		}
+		names = append(names, fmt.Sprintf("%s (%d)", name, r.Build))
+	}
+	return orList(names)
+}
+
+// supportedTags lists the base images' tags of the supported releases.
+func supportedTags() string {
+	var tags []string
+	for _, r := range config.WindowsReleases {
+		tags = append(tags, r.Tag)
+	}
+	return andList(tags)
+}
+
+func orList(s []string) string  { return joinLast(s, " or ") }
+func andList(s []string) string { return joinLast(s, " and ") }
+
+func joinLast(s []string, last string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + last + s[len(s)-1]
 }

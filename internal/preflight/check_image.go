@@ -24,7 +24,7 @@ var knownWindowsPause = map[string]bool{
 func checkSandboxImage(ctx context.Context, cfg Config, p Probes) Row {
 	image := cfg.SandboxImage
 	build := hostBuild(p)
-	useKnown := "set modules.edged.podSandboxImage to " + sandboxFor(build) + " (or a copy of it in your registry)"
+	useKnown := fixSandbox(build)
 	// A pause release whose variants are known needs no registry to be
 	// judged: one without this host's build cannot start a pod here.
 	if builds, known := config.SandboxBuilds(image); known && build != 0 && !containsInt(builds, build) {
@@ -82,13 +82,20 @@ func checkSandboxImage(ctx context.Context, cfg Config, p Probes) Row {
 		useKnown)
 }
 
-// sandboxFor names the pause image for build: the one join writes, or the
-// newest release with a variant for it (config.SandboxImageFor).
-func sandboxFor(build int) string {
-	if img, ok := config.SandboxImageFor(build); ok {
-		return img
+// fixSandbox is the fix of a sandbox image that cannot run on build: the
+// pause image join writes, or the newest release with a variant for
+// build (config.SandboxImageFor); for a build no pause release has a
+// variant for (a client edition, a semi-annual build), the supported
+// builds, since naming the same default again would fix nothing.
+func fixSandbox(build int) string {
+	if img, ok := config.SandboxImageFor(build); ok || build == 0 {
+		if !ok {
+			img = config.WindowsSandboxImage
+		}
+		return "set modules.edged.podSandboxImage to " + img + " (or a copy of it in your registry)"
 	}
-	return config.WindowsSandboxImage
+	return fmt.Sprintf("no pause release has a variant for build %d: run the node on %s, or set modules.edged.podSandboxImage to a pause image built for 10.0.%d",
+		build, supportedReleases(), build)
 }
 
 // releaseName is " (Windows Server 2025)" for a supported build, "" else.

@@ -35,7 +35,7 @@ func TestChecks(t *testing.T) {
 			h.version = hostprobe.WindowsVersion{ProductName: "Windows Server 2016 Standard", Build: 14393}
 		}, nameBuild,
 			[]Row{fail(nameBuild, "Windows Server 2016 Standard, build 14393 is older than Windows Server 2019 (build 17763)",
-				"install Windows Server 2019 or 2022; containerd and edged do not run on older builds")}},
+				"install Windows Server 2019 (17763), 2022 (20348) or 2025 (26100); containerd and edged do not run on older builds")}},
 		{"client build", func(h *host, c *Config) {
 			h.version = hostprobe.WindowsVersion{ProductName: "Windows 10 Pro", Build: 19045}
 		}, nameBuild,
@@ -166,6 +166,16 @@ func TestChecks(t *testing.T) {
 		}, nameSandbox,
 			[]Row{fail(nameSandbox, "registry.k8s.io/pause:3.9 has no variant for this host's build 26100 (Windows Server 2025, ltsc2025) (its Windows variants are for builds 17763, 20348); process isolation cannot run it",
 				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.10.2 (or a copy of it in your registry)")}},
+		// A build no pause release carries (Windows 10 1903, as Wine
+		// reports): the fix names the supported builds, not the same
+		// image again.
+		{"a build no pause release has", func(h *host, c *Config) {
+			h.version = hostprobe.WindowsVersion{Build: 18362}
+			c.SandboxImage = config.WindowsSandboxImage
+			h.platErr = errors.New("dial tcp: i/o timeout")
+		}, nameSandbox,
+			[]Row{fail(nameSandbox, "registry.k8s.io/pause:3.10.2 has no variant for this host's build 18362 (its Windows variants are for builds 17763, 20348, 26100); process isolation cannot run it",
+				"no pause release has a variant for build 18362: run the node on Windows Server 2019 (17763), 2022 (20348) or 2025 (26100), or set modules.edged.podSandboxImage to a pause image built for 10.0.18362")}},
 		{"Server 2025, pause 3.10.2, registry unreachable", func(h *host, c *Config) {
 			h.version = hostprobe.WindowsVersion{Build: 26100}
 			c.SandboxImage = config.WindowsSandboxImage
@@ -303,6 +313,8 @@ func sideEffect(caseName string, r Row) bool {
 		return r.Name == nameCRINetwork
 	case "build unreadable", "Server 2016", "client build", "Server 2025", "Server 2019":
 		return r.Name == nameSandbox
+	case "a build no pause release has":
+		return r.Name == nameBuild
 	}
 	return false
 }
