@@ -361,6 +361,9 @@ func (d *driver) rollback(reason string) Result {
 // the next upgrade, for the report to the cloud and for the operator.
 func (d *driver) finish(o Outcome, reason string) Result {
 	j := d.j
+	if steps.CrashPoints {
+		steps.Boundary(string(j.Kind), fmt.Sprintf("before phase %s (in phase %s, outcome %s)", PhaseDone, j.Phase, o))
+	}
 	j.Phase, j.Outcome, j.Reason = PhaseDone, o, reason
 	if o != OutcomeFailed {
 		d.cleanup()
@@ -373,6 +376,8 @@ func (d *driver) finish(o Outcome, reason string) Result {
 		// The host is in the state the outcome says; only the record
 		// of it is missing.
 		fmt.Fprintf(d.out, "warning: %v\n", err)
+	} else if steps.CrashPoints {
+		steps.Boundary(string(j.Kind), fmt.Sprintf("in phase %s (outcome %s)", PhaseDone, o))
 	}
 	// After a failed rollback every backup may be the operator's way
 	// back, and which version runs is unknown: nothing is pruned.
@@ -388,8 +393,15 @@ func (d *driver) finish(o Outcome, reason string) Result {
 
 // phase records that step p begins.
 func (d *driver) phase(p Phase) error {
+	if steps.CrashPoints {
+		steps.Boundary(string(d.j.Kind), fmt.Sprintf("before phase %s (in phase %s)", p, d.j.Phase))
+	}
 	d.j.Phase = p
-	return d.save()
+	err := d.save()
+	if steps.CrashPoints && err == nil {
+		steps.Boundary(string(d.j.Kind), "in phase "+string(p))
+	}
+	return err
 }
 
 // save writes the journal with a fresh heartbeat.
