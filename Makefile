@@ -58,7 +58,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux runtime keadm-fixture containerd-test test unit vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e e2e-upstream-cloud previous-release
+.PHONY: all workspace tools windows linux runtime keadm-fixture containerd-test test unit crash-matrix check-no-crashpoints vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e e2e-upstream-cloud previous-release
 
 all: windows linux
 
@@ -103,7 +103,7 @@ $(LINUX_BIN): $(SOURCES) $(WORK)
 # for Windows and the layering rule, the Windows build and that the linker
 # still prunes it, the Linux build, the Wine tests, the release package and
 # the end-to-end scenarios.
-test: tools unit conformance vet windows check-deadcode linux containerd-test wine-test package-test e2e
+test: tools unit crash-matrix conformance vet windows check-deadcode linux containerd-test wine-test package-test e2e
 
 tools:
 	@build/check-tools.sh
@@ -119,6 +119,36 @@ unit: $(WORK)
 	go test -tags $(EDGECORE_TAGS) -count=1 ./...
 	go test -tags $(EDGECORE_TAGS) -race -count=1 $(RACE_PKGS)
 	cd staging/src/github.com/kubeedge/beehive && go test -race -count=1 ./...
+
+# Crash at every step: the test build (crashpoints tag) of join, reset,
+# takeover, the upgrade driver (upgrade, rollback) and a ConfigUpdateJob's
+# hand-over and driver crashed at each step boundary in turn over the
+# recording fakes, the next command run, the host checked before or after
+# (docs/testing.md); the matrix is printed. The crash point itself (it
+# ends the process at once, TerminateProcess on Windows) is run as a
+# Windows program under Wine. Then the release binaries are checked to
+# hold none of the crash points' code.
+CRASH_PKGS := ./internal/steps/... ./internal/join/ ./internal/reset/ ./internal/upgrade/ ./internal/takeover/
+CRASH_MATRIX := $(OUT)/crash-matrix.txt
+crash-matrix: $(WORK) wine-setup
+	rm -rf $(CRASH_MATRIX) $(OUT)/crash-wine
+	CRASH_MATRIX_OUT=$(CURDIR)/$(CRASH_MATRIX) go test -tags $(EDGECORE_TAGS),crashpoints -count=1 -run 'CrashAtEvery|CrashPoint|ArmedBoundary' $(CRASH_PKGS)
+	@cat $(CRASH_MATRIX)
+	go build -o $(OUT)/wintest ./build/wine/wintest
+	$(OUT)/wintest windows -results $(CURDIR)/$(OUT)/crash-wine -tags $(EDGECORE_TAGS),crashpoints -run build/wine/run.sh ./internal/steps/
+	$(OUT)/wintest summary -results $(CURDIR)/$(OUT)/crash-wine
+	@for s in $(CRASHPOINT_STRINGS); do grep -qF "$$s" $(OUT)/crash-wine/bin/steps.test.exe || \
+	  { echo "the crashpoints build lacks $$s: check-no-crashpoints would prove nothing" >&2; exit 1; }; done
+	$(MAKE) --no-print-directory check-no-crashpoints
+
+# The release binaries carry no crash point: neither holds the crashpoints
+# build's strings (the binaries are stripped, so no symbol is looked for);
+# the steps test binary the crash matrix builds holds both.
+CRASHPOINT_STRINGS := EDGECORE_CRASHPOINTS 'crash point %q reached'
+check-no-crashpoints: $(LINUX_BIN) $(WIN_EXE)
+	@for b in $(LINUX_BIN) $(WIN_EXE); do for s in $(CRASHPOINT_STRINGS); do \
+	  if grep -qF "$$s" $$b; then echo "$$b holds the crash points of the test build ($$s)" >&2; exit 1; fi; \
+	done; echo "$$b: no crash point"; done
 
 # The pages whose tables of figures must name the command that measured
 # them; the threat model's tables state bounds the code enforces.
@@ -160,22 +190,33 @@ runtime: $(RUNTIME_STAMP)
 $(RUNTIME_STAMP): build/runtime.sh
 	$(RUNTIME_ENV) build/runtime.sh $(RUNTIME_OUT)
 	touch $@
-# The image import (internal/images) against the containerd the release
-# bundles: its daemon at CONTAINERD_VERSION (above: one version, so a bump
-# moves both), built for Linux from the module proxy in its own module
-# graph and kept until that version changes, with go.mod's client. The
-# test runs it as root in a temporary root, state and socket with the
-# config.toml join writes and the native snapshotter, imports with unpack,
-# and fails (never skips) when it cannot run: CI runs as root.
+# The image import (internal/images, TestRealContainerd) and join's
+# --registry-config (internal/runtimeinstall, TestRealContainerdRegistry)
+# against the containerd the release bundles: its daemon at
+# CONTAINERD_VERSION (above: one version, so a bump moves both), built for
+# Linux from the module proxy in its own module graph and kept until that
+# version changes, with go.mod's client. The import test runs it as root
+# in a temporary root, state and socket with the config.toml join writes
+# and the native snapshotter, and imports with unpack; the registry test
+# pulls through CRI with the hosts.toml, CA and config.toml credentials
+# join writes from test/registryd, a registry of go-containerregistry
+# behind TLS from a private CA and basic authentication, built in its own
+# module (test/registryd/go.mod). Both fail (never skip) when they cannot
+# run: CI runs as root.
 CONTAINERD_LINUX := $(OUT)/containerd-linux/$(CONTAINERD_VERSION)/containerd
-$(CONTAINERD_LINUX):
-	build/build-containerd.sh $(CONTAINERD_VERSION) $@
-containerd-test: $(WORK) $(CONTAINERD_LINUX)
+$(OUT)/containerd-linux/%/containerd:
+	build/build-containerd.sh $* $@
+REGISTRYD := $(OUT)/registryd/registryd
+$(REGISTRYD): test/registryd/main.go test/registryd/go.mod test/registryd/go.sum
+	cd test/registryd && GOWORK=off CGO_ENABLED=0 go build -trimpath -buildvcs=false -o $(CURDIR)/$@ .
+containerd-test: $(WORK) $(CONTAINERD_LINUX) $(REGISTRYD)
 	@[ "$$(id -u)" = 0 ] || { echo "make containerd-test runs containerd, whose native snapshotter needs root: run it as root (sudo make containerd-test), as CI does" >&2; exit 1; }
 	EDGECORE_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX) EDGECORE_CONTAINERD_VERSION=$(CONTAINERD_VERSION) \
 		go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerd$$' -v ./internal/images/ | tee $(OUT)/containerd-test.log
-	@grep -q -- '^--- PASS: TestRealContainerd ' $(OUT)/containerd-test.log || \
-		{ echo "TestRealContainerd did not pass (skipped or not run): see above" >&2; exit 1; }
+	EDGECORE_BUNDLED_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX) EDGECORE_REGISTRYD_BIN=$(CURDIR)/$(REGISTRYD) \
+		go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerdRegistry$$' -v ./internal/runtimeinstall/ | tee -a $(OUT)/containerd-test.log
+	@for t in TestRealContainerd TestRealContainerdRegistry; do grep -q -- "^--- PASS: $$t " $(OUT)/containerd-test.log || \
+		{ echo "$$t did not pass (skipped or not run): see above" >&2; exit 1; }; done
 
 # The Wine tests (build/wine/test.sh): test/wine drives edgecore.exe from
 # Linux; every package with Windows-only tests (windows/..., test/winservice,

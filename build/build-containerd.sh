@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # build-containerd.sh VERSION OUT: builds containerd's daemon for Linux at
-# VERSION (the release bundle's, the Makefile's CONTAINERD_VERSION) from
+# VERSION (the Makefile's CONTAINERD_VERSION, the release bundle's) from
 # the Go module proxy, in its own module graph (its go.mod has exclude
 # directives, so `go install pkg@version` refuses it), for the image import
-# test against the containerd the release ships. Without cgo and without
-# the btrfs, devmapper, zfs and aufs snapshotters, which need C headers;
-# the test uses the native snapshotter. Stamped with VERSION as
-# build/runtime.sh stamps the Windows build, so that its Version API
-# answers the bundle's version.
+# and registry tests against the containerd the release ships (make
+# containerd-test). Without cgo and without the btrfs, devmapper, zfs and
+# aufs snapshotters, which need C headers; the tests use the native
+# snapshotter. Stamped with VERSION as build/runtime.sh stamps the Windows
+# build, so that its Version API answers the bundle's version.
 set -euo pipefail
 version=$1 out=$(realpath -m "$2")
 # containerd's module path carries its major version from 2 on.

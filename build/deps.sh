@@ -38,3 +38,5 @@ build/check-tools.sh
 export GONOSUMDB=${GONOSUMDB:-github.com/kubeedge}
 GOWORK=off go mod download
 (cd staging/src/github.com/kubeedge/beehive && GOWORK=off go mod download)
+# The registry make containerd-test pulls from, a module of its own.
+(cd test/registryd && GOWORK=off go mod download)

@@ -89,6 +89,10 @@ type Layout struct {
 	// digests, what was imported.
 	ImagesDir    string
 	ImagesRecord string
+	// JoinRecord is join's record of what it has changed while it runs,
+	// left by a join that did not end: the next join takes back what it
+	// names, and reset removes it.
+	JoinRecord string
 	// ACLRecord, in the kubeedge directory, records the owner and DACL a
 	// folder that existed before had when the node restricted it, so
 	// that undoing the configuration that named it gives it them back,
@@ -199,6 +203,7 @@ func NewLayout(host Host) Layout {
 	l.UpgradeDir = ospath.Join(goos, l.KubeEdgeDir, "upgrade")
 	l.ImagesDir = ospath.Join(goos, l.KubeEdgeDir, ImagesDirName)
 	l.ImagesRecord = ospath.Join(goos, l.KubeEdgeDir, "images-imported.json")
+	l.JoinRecord = ospath.Join(goos, l.KubeEdgeDir, "join-progress.json")
 	l.ACLRecord = ospath.Join(goos, l.KubeEdgeDir, "acl-record.json")
 	return l
 }

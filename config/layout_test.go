@@ -39,6 +39,7 @@ func TestLayoutOfTheDefaultWindowsHost(t *testing.T) {
 		CNIConfFile:          `C:\Program Files\containerd\cni\conf\0-containerd-nat.conf`,
 		ImagesDir:            `C:\etc\kubeedge\images`,
 		ImagesRecord:         `C:\etc\kubeedge\images-imported.json`,
+		JoinRecord:           `C:\etc\kubeedge\join-progress.json`,
 		ACLRecord:            `C:\etc\kubeedge\acl-record.json`,
 		Windows: WindowsFolders{SystemRoot: `C:\Windows`, ProgramFiles: `C:\Program Files`, ProgramFilesX86: `C:\Program Files (x86)`,
 			ProgramData: `C:\ProgramData`, Profiles: `C:\Users`},
@@ -94,6 +95,7 @@ func TestLayoutOfLinuxIsUnchanged(t *testing.T) {
 		CNIConfFile:          "/etc/cni/net.d/0-containerd-nat.conf",
 		ImagesDir:            "/etc/kubeedge/images",
 		ImagesRecord:         "/etc/kubeedge/images-imported.json",
+		JoinRecord:           "/etc/kubeedge/join-progress.json",
 		ACLRecord:            "/etc/kubeedge/acl-record.json",
 	}
 	if got != want {

@@ -15,6 +15,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
+	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
 // newJoinCommand joins this host to a KubeEdge cloud in one command, with
@@ -85,5 +86,6 @@ func hostSystem(d *deps.Dependencies, host config.Host) join.System {
 		Runtime:      runtimeinstall.OSHost(d),
 		ImportImages: images.ImportFolders(d),
 		PodNet:       join.PodNetHost{Facts: podnet.SystemFacts(), Env: podnet.HostEnv(d)},
+		Alive:        upgrade.ProcessAlive,
 	}
 }

@@ -70,5 +70,6 @@ func takeoverSystem(d *deps.Dependencies) takeover.System {
 			return upgrade.Adopt(ctx, out, env, a)
 		},
 		Version: version.Get().Version,
+		Events:  env.Events,
 	}
 }

@@ -21,6 +21,9 @@ type Endpoint struct {
 	SkipVerify                bool
 	// Mirror is false for the registry's own server.
 	Mirror bool
+	// OverridePath is set when URL's path is the API root as written
+	// (a prefix rewrite, NewPlan), not a root containerd appends /v2 to.
+	OverridePath bool
 }
 
 type hostsTLS struct {
@@ -61,6 +64,7 @@ func ReadHosts(registry string, data []byte) ([]Endpoint, error) {
 			return nil, err
 		}
 		e.Mirror = true
+		e.OverridePath = d.Host[u].OverridePath
 		out = append(out, e)
 	}
 	if d.Server != "" {

@@ -1,13 +1,10 @@
 package images
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/kubeedge-windows/edgecore/internal/images/imagetest"
 	"github.com/kubeedge-windows/edgecore/internal/testdir"
@@ -43,34 +40,10 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 	return p
 }
 
-// startContainerd runs the containerd at exe with the configuration file
-// cfg until the test ends, and waits up to a minute for ready to succeed;
-// its log is shown when the test fails.
+// startContainerd is imagetest.StartContainerd.
 func startContainerd(t *testing.T, exe, cfg string, ready func() error, args ...string) (pid int) {
 	t.Helper()
-	var logs bytes.Buffer
-	cmd := exec.Command(exe, append([]string{"--config", cfg}, args...)...)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("containerd's log:\n%s", logs.String())
-		}
-	})
-	for deadline := time.Now().Add(time.Minute); ; {
-		err := ready()
-		if err == nil {
-			return cmd.Process.Pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("containerd did not answer within a minute: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return imagetest.StartContainerd(t, exe, cfg, ready, args...)
 }
 
 // tempDir is a directory for the test that can also be removed under

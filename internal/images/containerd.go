@@ -151,4 +151,21 @@ func (r *containerdRuntime) Missing(ctx context.Context, names []string) ([]stri
 	return missing, nil
 }
 
+// Tag creates (or replaces) the image alias with name's target and
+// labels, as `ctr -n k8s.io images tag --force` does.
+func (r *containerdRuntime) Tag(ctx context.Context, name, alias string) error {
+	ctx = r.ctx(ctx)
+	is := r.c.ImageService()
+	img, err := is.Get(ctx, name)
+	if err != nil {
+		return err
+	}
+	img.Name = alias
+	img.CreatedAt, img.UpdatedAt = time.Time{}, time.Time{}
+	if _, err = is.Create(ctx, img); errdefs.IsAlreadyExists(err) {
+		_, err = is.Update(ctx, img)
+	}
+	return err
+}
+
 func (r *containerdRuntime) Close() error { return r.c.Close() }

@@ -161,6 +161,37 @@ func TestRealContainerd(t *testing.T) {
 	if _, err := c.GetImage(nsCtx, name); err != nil {
 		t.Errorf("after the second import: %v", err)
 	}
+
+	// An image saved from a mirror of the node's registry configuration
+	// gets the name pods give it (Importer.Aliases): the kubelet, through
+	// the CRI, finds it under that name, the same image.
+	const alias = "registry.invalid/edgecore/saved:2"
+	im.Aliases = func(n string) []string {
+		if n == saved {
+			return []string{alias}
+		}
+		return nil
+	}
+	out.Reset()
+	if _, err := im.ImportAll(ctx, &out, find(t, images)); err != nil {
+		t.Fatalf("import with an alias: %v\n%s", err, out.String())
+	}
+	cri := runtimeapi.NewImageServiceClient(conn)
+	want, err := cri.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: saved}})
+	if err != nil || want.Image == nil {
+		t.Fatalf("CRI ImageStatus %s: %+v, %v", saved, want, err)
+	}
+	var st *runtimeapi.ImageStatusResponse
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st, err = cri.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: alias}})
+		if err != nil || (st.Image != nil && st.Image.Id == want.Image.Id) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil || st.Image == nil || st.Image.Id != want.Image.Id {
+		t.Errorf("CRI ImageStatus %s: %+v, %v; want the image %s\n%s", alias, st, err, want.Image.Id, out.String())
+	}
 }
 
 // containerdVersion is the daemon's version as its Version API answers:

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/registries"
+	"github.com/kubeedge-windows/edgecore/internal/hostfs/hostfstest"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
@@ -26,6 +28,7 @@ type fakeRuntime struct {
 	names    map[string][]string
 	block    bool // Import waits for the context to end
 	connects int
+	tagged   []string
 }
 
 func newFake() *fakeRuntime {
@@ -67,6 +70,15 @@ func (f *fakeRuntime) Missing(_ context.Context, names []string) ([]string, erro
 		}
 	}
 	return m, nil
+}
+
+func (f *fakeRuntime) Tag(_ context.Context, name, alias string) error {
+	if !f.images[name] {
+		return fmt.Errorf("image %q: not found", name)
+	}
+	f.images[alias] = true
+	f.tagged = append(f.tagged, name+" as "+alias)
+	return nil
 }
 
 func (f *fakeRuntime) Close() error { return nil }
@@ -382,5 +394,78 @@ func TestAccessRefusesWhatOthersMayChange(t *testing.T) {
 	// Outside Windows file modes protect the host.
 	if err := Access(config.Linux, protect.Host{})("/opt/edgecore/images/a.tar"); err != nil {
 		t.Errorf("Linux: %v", err)
+	}
+}
+
+// An archive saved from a mirror of the node's registry configuration is
+// also tagged with the name pods give it (the registry the mirror serves),
+// read from the hosts.toml files join wrote; the record keeps both, so an
+// alias removed later brings the archive in again.
+func TestImportTagsImagesSavedFromAMirror(t *testing.T) {
+	f, err := registries.Parse([]byte(`
+mirrors:
+  docker.io:
+    endpoint: ["https://harbor.example:5000"]
+    rewrite: {"^(.*)$": "dockerhub-proxy/$1"}
+`), config.Windows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := `C:\Program Files\containerd\certs.d`
+	fsys := hostfstest.New(config.Windows)
+	p := registries.NewPlan(f, config.Windows, root)
+	for _, h := range p.Hosts {
+		fsys.AddFile(h.Path, string(h.Data))
+	}
+	fsys.AddDir(root + `\_default`) // a folder without hosts.toml
+
+	dir := tempDir(t)
+	rt := newFake()
+	const saved = "harbor.example:5000/dockerhub-proxy/library/nginx:1.25"
+	nginx := dockerArchive(t, saved)
+	other := dockerArchive(t, "example.invalid/app:1")
+	rt.names[digestOf(nginx)] = []string{saved}
+	rt.names[digestOf(other)] = []string{"example.invalid/app:1"}
+	writeFile(t, dir, "nginx.tar", nginx)
+	writeFile(t, dir, "other.tar", other)
+	im, record := newImporter(t, rt)
+	im.Aliases = registryAliases(fsys, config.Windows, root)
+
+	var out bytes.Buffer
+	got, err := im.ImportNew(context.Background(), &out, find(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rt.tagged, ";") != saved+" as docker.io/library/nginx:1.25" {
+		t.Errorf("tagged %v, want the nginx image as docker.io/library/nginx:1.25 only", rt.tagged)
+	}
+	if strings.Join(got[0].Images, ",") != saved+",docker.io/library/nginx:1.25" {
+		t.Errorf("images %v", got[0].Images)
+	}
+	if !strings.Contains(out.String(), "tagged "+saved+" as docker.io/library/nginx:1.25") {
+		t.Errorf("output does not say so:\n%s", out.String())
+	}
+	rec, err := ReadRecord(record)
+	if err != nil || len(rec.Archives) != 2 {
+		t.Fatalf("record %+v (%v)", rec, err)
+	}
+	delete(rt.images, "docker.io/library/nginx:1.25")
+	if _, err := im.ImportNew(context.Background(), io.Discard, find(t, dir)); err != nil {
+		t.Fatal(err)
+	}
+	if len(rt.imported) != 3 || !rt.images["docker.io/library/nginx:1.25"] {
+		t.Errorf("after the alias was removed: %d imports, alias present %v", len(rt.imported), rt.images["docker.io/library/nginx:1.25"])
+	}
+
+	// Without a registry configuration, no alias.
+	rt = newFake()
+	rt.names[digestOf(nginx)] = []string{saved}
+	im, _ = newImporter(t, rt)
+	im.Aliases = registryAliases(hostfstest.New(config.Windows), config.Windows, root)
+	if _, err := im.ImportNew(context.Background(), io.Discard, find(t, dir)[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if len(rt.tagged) != 0 {
+		t.Errorf("tagged %v without a registry configuration", rt.tagged)
 	}
 }

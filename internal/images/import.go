@@ -20,6 +20,9 @@ type Runtime interface {
 	Unpack(ctx context.Context, name string) error
 	// Missing lists those of names that the namespace does not hold.
 	Missing(ctx context.Context, names []string) ([]string, error)
+	// Tag gives the image name the name alias too (the same content),
+	// replacing an image of that name.
+	Tag(ctx context.Context, name, alias string) error
 	Close() error
 }
 
@@ -45,6 +48,10 @@ type Importer struct {
 	// archive smaller than it shows none. Zero is DefaultProgressStep.
 	ProgressStep int64
 	Now          func() time.Time
+	// Aliases are the other names an imported image has for the node's
+	// pulls: the registry a mirror of the node's registry configuration
+	// serves it for (registries.Aliases); nil gives none.
+	Aliases func(name string) []string
 
 	rt Runtime
 }
@@ -199,8 +206,39 @@ func (im *Importer) importOne(ctx context.Context, out io.Writer, f *os.File, a 
 			}
 		}
 	}
+	if names, err = im.tag(ctx, out, rt, a, names); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(out, "%s: imported %s in %v\n", a.Path, strings.Join(names, ", "), im.now().Sub(start).Round(time.Millisecond))
 	return names, nil
+}
+
+// tag gives each imported image its aliases, so that a pod naming the
+// registry a mirror stands for finds the image saved from the mirror
+// without pulling; the names returned (and recorded) include them.
+func (im *Importer) tag(ctx context.Context, out io.Writer, rt Runtime, a Archive, names []string) ([]string, error) {
+	if im.Aliases == nil {
+		return names, nil
+	}
+	have := map[string]bool{}
+	for _, n := range names {
+		have[n] = true
+	}
+	all := names
+	for _, n := range names {
+		for _, alias := range im.Aliases(n) {
+			if have[alias] {
+				continue
+			}
+			if err := rt.Tag(ctx, n, alias); err != nil {
+				return nil, fmt.Errorf("image archive %s: tagging %s as %s: %w", a.Path, n, alias, err)
+			}
+			have[alias] = true
+			all = append(all, alias)
+			fmt.Fprintf(out, "%s: tagged %s as %s, the name pods give it: the node's registry configuration pulls %s from that mirror\n", a.Path, n, alias, alias)
+		}
+	}
+	return all, nil
 }
 
 // bounded says that an archive ran out of its time bound, rather than

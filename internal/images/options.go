@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -16,8 +17,10 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/config/registries"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 )
 
 // ImportOptions are the inputs of `edgecore.exe images import PATH...`.
@@ -105,6 +108,40 @@ func HostImporter(d *deps.Dependencies, endpoint, snapshotter string) *Importer 
 		Trusted:    Access(d.Host.GOOS, d.ACLs),
 		RecordPath: d.Layout.ImagesRecord,
 		WriteFile:  recordWriter(d.Host.GOOS, d.FS),
+		Aliases:    registryAliases(d.FS, d.Host.GOOS, runtimeinstall.RegistryDir(d.Layout)),
+	}
+}
+
+// registryAliases gives registries.Aliases over the hosts.toml files of
+// the node's registry configuration (what join --registry-config wrote
+// into containerd's folder), read once, at the first image; none when
+// there is no such folder. A hosts.toml that does not read is left out
+// here: preflight names it.
+func registryAliases(fsys hostfs.FS, goos, dir string) func(string) []string {
+	var (
+		once sync.Once
+		eps  []registries.Endpoint
+	)
+	return func(name string) []string {
+		once.Do(func() {
+			entries, err := fsys.ReadDir(dir)
+			if err != nil {
+				return
+			}
+			for _, e := range entries {
+				if !e.IsDir() {
+					continue
+				}
+				data, err := fsys.ReadFile(ospath.Join(goos, dir, e.Name(), "hosts.toml"))
+				if err != nil {
+					continue
+				}
+				if got, err := registries.ReadHosts(e.Name(), data); err == nil {
+					eps = append(eps, got...)
+				}
+			}
+		})
+		return registries.Aliases(eps, name)
 	}
 }
 

@@ -142,6 +142,9 @@ type Join struct {
 	// (nil if there was none), so that only what this attempt wrote to it
 	// is read.
 	panicBefore fs.FileInfo
+	// progress is what the record of this join's changes says, nil until
+	// the first is noted (progress.go).
+	progress *progress
 }
 
 // Run checks the inputs and joins the node, printing each step to out; with
@@ -150,6 +153,15 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 	j, err := New(o, sys)
 	if err != nil {
 		return err
+	}
+	if o.DryRun {
+		if rec, err := readProgress(sys.FS, j.recordPath()); err != nil {
+			return err
+		} else if rec != nil {
+			fmt.Fprintf(out, "An earlier join of node %s (process %d) did not end: join takes back what its record %s names before it begins.\n", rec.Node, rec.PID, j.recordPath())
+		}
+	} else if err := j.finishInterrupted(out); err != nil {
+		return &steps.StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err, Fix: steps.Fix(err)}
 	}
 	if err := j.decideRuntime(ctx); err != nil {
 		return err
@@ -176,8 +188,15 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 	j.printProxy(out)
 	fmt.Fprintf(out, "Services at the node: %s.\n", j.servicesReason)
 	if err := p.Run(ctx, out); err != nil {
+		// Rolled back: the record goes unless an undo failed, whose
+		// leftovers the next join (or reset) takes back from it.
+		var se *steps.StepError
+		if !errors.As(err, &se) || len(se.UndoErrs) == 0 {
+			j.forget(out)
+		}
 		return err
 	}
+	j.forget(out)
 	fmt.Fprintf(out, "Node %s joined cloudcore at %s.\n", j.NodeName(), j.hubAddr)
 	fmt.Fprintf(out, "edgecore runs as the Windows service %q: it starts at boot and is restarted after a failure; it logs to %s.\n",
 		j.svc.Name, j.o.LogFile)
@@ -348,6 +367,15 @@ func (j *Join) Plan() steps.Plan {
 	var rt []steps.Step
 	if j.rt != nil {
 		rt = j.rt.Steps()
+	}
+	if len(rt) > 0 {
+		first := rt[0].Do
+		rt[0].Do = func(ctx context.Context, out io.Writer) error {
+			if err := j.note(func(p *progress) { p.Runtime = true }); err != nil {
+				return err
+			}
+			return first(ctx, out)
+		}
 	}
 	for len(rt) > 0 && rt[0].Name != runtimeinstall.StepStart {
 		list = append(list, rt[0])
@@ -526,7 +554,8 @@ func (j *Join) createDirs(_ context.Context, out io.Writer) error {
 	if len(j.created) == 0 {
 		fmt.Fprintln(out, "all exist")
 	}
-	return nil
+	// From here on the record says what to take back.
+	return j.note(func(*progress) {})
 }
 
 // removeDirs removes the directories join created, with what the service
@@ -561,6 +590,9 @@ func (j *Join) removeDirs(out io.Writer) error {
 }
 
 func (j *Join) writeConfig(_ context.Context, out io.Writer) error {
+	if err := j.note(func(p *progress) { p.Config = true }); err != nil {
+		return err
+	}
 	if err := j.sys.WriteConfig(j.o.ConfigFile, j.data); err != nil {
 		return err
 	}
@@ -619,6 +651,9 @@ func (j *Join) installService(_ context.Context, out io.Writer) error {
 	}
 	if info, err := j.sys.FS.Lstat(j.panicLog()); err == nil {
 		j.panicBefore = info
+	}
+	if err := j.note(func(p *progress) { p.ServiceInstalled = true }); err != nil {
+		return err
 	}
 	warnings, err := j.sys.Services.Install(j.svc)
 	switch {

@@ -132,6 +132,9 @@ func (j *Join) networkStep() steps.Step {
 		Name:        stepNetwork,
 		Description: j.net.Describe(),
 		Do: func(_ context.Context, out io.Writer) error {
+			if err := j.note(func(p *progress) { p.Network = true }); err != nil {
+				return err
+			}
 			return j.net.Apply(out)
 		},
 		Undo: j.net.Undo,

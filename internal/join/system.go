@@ -50,4 +50,7 @@ type System struct {
 	// PodNet is the host as the pod network sees it, for the CNI
 	// configuration join writes and reset removes.
 	PodNet PodNetHost
+	// Alive reports whether an edgecore process with this ID runs (an
+	// earlier join whose record is found); nil counts none as running.
+	Alive func(pid int) bool
 }

@@ -51,8 +51,8 @@ func TestResetNetwork(t *testing.T) {
 	if err := reset.Run(context.Background(), strings.NewReader(""), &out, false, o, w.System()); err != nil {
 		t.Fatalf("%v\n%s", err, &out)
 	}
-	want := append(append([]string{}, resetStepNames[:7]...), "[8/9] remove the pod network", "[9/9] remove empty directories")
-	for i := range want[:7] {
+	want := append(append([]string{}, resetStepNames[:6]...), "[7/9] remove the pod network", "[8/9] remove the configuration", "[9/9] remove empty directories")
+	for i := range want[:6] {
 		want[i] = strings.Replace(want[i], "/8]", "/9]", 1)
 	}
 	if lines := hosttest.StepLines(out.String()); !reflect.DeepEqual(lines, want) {

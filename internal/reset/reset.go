@@ -221,9 +221,10 @@ func (r *reset) dbFiles() []named {
 	return []named{{f, db}, {f, db + "-journal"}, {f, db + "-wal"}, {f, db + "-shm"}}
 }
 
-// configFiles is the configuration, when reset may remove it.
+// configFiles is the configuration, when reset may remove it, and the
+// record a join that did not end left beside it.
 func (r *reset) configFiles() []named {
-	return []named{{"--config", r.o.ConfigFile}}
+	return []named{{"--config", r.o.ConfigFile}, {"the record of an interrupted join", r.layout.JoinRecord}}
 }
 
 // inside reports whether p lies inside one of the node's own directories.
@@ -334,7 +335,6 @@ func (r *reset) plan() steps.Plan {
 	list = append(list, r.networkResetSteps()...)
 	list = append(list, r.runtimeSteps()...)
 	list = append(list,
-		r.configStep(),
 		steps.Step{
 			Name:        "remove the certificates",
 			Description: r.describe(r.certFiles()),
@@ -393,7 +393,11 @@ func (r *reset) plan() steps.Plan {
 			Do: r.restoreACLs,
 		})
 	}
+	// The configuration last: it names the certificates, the database
+	// and the other files, and a reset that stops half-way (a power cut)
+	// and is run again reads their paths from it.
 	list = append(list,
+		r.configStep(),
 		steps.Step{
 			Name:        "remove empty directories",
 			Description: "remove " + strings.Join(r.emptyDirs(), ", ") + " where empty",
@@ -466,7 +470,7 @@ func (r *reset) configStep() steps.Step {
 			step.Description = why
 			step.Do = func(_ context.Context, out io.Writer) error {
 				fmt.Fprintf(out, "kept %s: it could not be read as a configuration, so it may be any file; look at it and remove it yourself\n", r.o.ConfigFile)
-				return nil
+				return r.removeFiles(out, r.configFiles()[1:])
 			}
 			return step
 		}

@@ -44,11 +44,11 @@ func resetOptions(w *hosttest.World) reset.Options {
 var resetStepNames = []string{
 	"[1/8] check Administrator",
 	"[2/8] stop and remove the service",
-	"[3/8] remove the configuration",
-	"[4/8] remove the certificates",
-	"[5/8] remove the database",
-	"[6/8] remove the upgrade backups and journal",
-	"[7/8] remove the logs",
+	"[3/8] remove the certificates",
+	"[4/8] remove the database",
+	"[5/8] remove the upgrade backups and journal",
+	"[6/8] remove the logs",
+	"[7/8] remove the configuration",
 	"[8/8] remove empty directories",
 }
 
@@ -172,10 +172,10 @@ func TestResetFailureNamesTheStepAndCanBeRunAgain(t *testing.T) {
 	var out bytes.Buffer
 	err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System())
 	var se *steps.StepError
-	if !errors.As(err, &se) || se.Index != 4 || se.Total != 8 {
+	if !errors.As(err, &se) || se.Index != 3 || se.Total != 8 {
 		t.Fatalf("error %v", err)
 	}
-	hosttest.MustContain(t, "error", err.Error(), "reset failed at step 4/8 (remove the certificates)",
+	hosttest.MustContain(t, "error", err.Error(), "reset failed at step 3/8 (remove the certificates)",
 		`C:\etc\kubeedge\certs\server.crt: The process cannot access the file`,
 		"fix: make sure edgecore is stopped", "then run reset again; it skips what is already gone")
 	if strings.Contains(out.String(), "Rolling back") {
@@ -362,7 +362,7 @@ func TestResetDoesNotRemoveThroughALink(t *testing.T) {
 	// the key's path is inside by its text, but the file is not.
 	w.FS.AddLink(`C:\etc\kubeedge\certs`)
 	err := reset.Run(context.Background(), nil, &bytes.Buffer{}, false, resetOptions(w), w.System())
-	hosttest.MustContain(t, "error", fmt.Sprint(err), "reset failed at step 4/8 (remove the certificates)",
+	hosttest.MustContain(t, "error", fmt.Sprint(err), "reset failed at step 3/8 (remove the certificates)",
 		`C:\etc\kubeedge\certs\server.key is reached through C:\etc\kubeedge\certs, a symbolic link or junction`)
 	if !w.FS.Has(hosttest.KeyFile) || !w.FS.Has(hosttest.CertFile) {
 		t.Errorf("reset removed a file through a link")
@@ -417,9 +417,9 @@ func TestResetDryRunChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	hosttest.MustContain(t, "dry run", out.String(), "Dry run: edgecore.exe reset would do the following; nothing is changed.",
-		`[3/8] remove the configuration: remove C:\etc\kubeedge\config\edgecore.yaml`,
-		`[6/8] remove the upgrade backups and journal: remove C:\etc\kubeedge\backup and C:\etc\kubeedge\upgrade`,
-		`[7/8] remove the logs: remove C:\var\log\kubeedge and everything in it`)
+		`[7/8] remove the configuration: remove C:\etc\kubeedge\config\edgecore.yaml, C:\etc\kubeedge\join-progress.json`,
+		`[5/8] remove the upgrade backups and journal: remove C:\etc\kubeedge\backup and C:\etc\kubeedge\upgrade`,
+		`[6/8] remove the logs: remove C:\var\log\kubeedge and everything in it`)
 	if !reflect.DeepEqual(before, w.FS.Paths()) || len(w.Services.Calls) > 0 {
 		t.Errorf("dry run changed the host")
 	}

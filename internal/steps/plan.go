@@ -52,6 +52,9 @@ func (p Plan) Print(w io.Writer) {
 func (p Plan) Run(ctx context.Context, w io.Writer) error {
 	n := len(p.Steps)
 	for i, s := range p.Steps {
+		if CrashPoints {
+			Boundary(p.Verb, fmt.Sprintf("before step %d/%d (%s)", i+1, n, s.Name))
+		}
 		Title(w, i+1, n, s.Name)
 		err := ctx.Err()
 		ran := err == nil
@@ -73,6 +76,9 @@ func (p Plan) Run(ctx context.Context, w io.Writer) error {
 			Err: err, Fix: Fix(err), RolledBack: rolledBack, UndoErrs: undoErrs,
 		}
 	}
+	if CrashPoints && n > 0 {
+		Boundary(p.Verb, fmt.Sprintf("after step %d/%d (%s)", n, n, p.Steps[n-1].Name))
+	}
 	return nil
 }
 
@@ -91,6 +97,9 @@ func (p Plan) rollback(w io.Writer, last int) ([]string, []error) {
 		if !started {
 			fmt.Fprintf(w, "Rolling back:\n")
 			started = true
+		}
+		if CrashPoints {
+			Boundary(p.Verb, fmt.Sprintf("before undo of step %d/%d (%s)", i+1, len(p.Steps), s.Name))
 		}
 		fmt.Fprintf(w, "  undo [%d/%d] %s\n", i+1, len(p.Steps), s.Name)
 		if err := s.Undo(Indented(w)); err != nil {

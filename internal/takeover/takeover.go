@@ -77,6 +77,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/internal/version"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -171,6 +172,10 @@ type System struct {
 	Adopt func(ctx context.Context, out io.Writer, a upgrade.Adoption) (upgrade.Result, error)
 	// Version is this build's version.
 	Version string
+	// Events is the Application log (upgrade.Env's Events): a takeover
+	// that fails before its replacement runs writes its event there, the
+	// replacement's journal writes its own; nil writes nothing.
+	Events eventlog.Log
 }
 
 // Takeover is a takeover whose installation has been read, ready to print
@@ -191,8 +196,10 @@ type Takeover struct {
 	protected        []protect.Target
 
 	// What the steps did, for their undo, and the replacement's result.
-	lineSet bool
-	result  *upgrade.Result
+	// changing is set once a step changes the host (the folders' ACLs).
+	changing bool
+	lineSet  bool
+	result   *upgrade.Result
 }
 
 // FromLabel names upstream's installation in the journal and the backup.
@@ -433,6 +440,7 @@ func (t *Takeover) read(_ context.Context, out io.Writer) error {
 }
 
 func (t *Takeover) restrict(_ context.Context, out io.Writer) error {
+	t.changing = true
 	// Enforce audits first and changes nothing when it refuses one.
 	return protect.EnforceAll(t.protected, t.sys.Protect, out)
 }
@@ -527,6 +535,7 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 		}
 	}()
 	if err != nil {
+		t.failedEvent(err)
 		return err
 	}
 	fmt.Fprintf(out, "Node %s runs this build as the service %q, with its certificates, database and containers.\n", t.NodeName(), o.ServiceName)
@@ -536,4 +545,18 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 	}
 	fmt.Fprintf(out, "keadm's binary, configuration and database are kept in the backup: `%s rollback` goes back to them.\n", exe)
 	return nil
+}
+
+// failedEvent writes the Application log event (106, Warning) of a
+// takeover that failed after it began to change the host and before its
+// replacement finished a journal, which writes its own. A refusal that
+// changed nothing (not elevated) is only printed.
+func (t *Takeover) failedEvent(err error) {
+	if !t.changing || t.result != nil {
+		return
+	}
+	msg := fmt.Sprintf("The takeover of the service %s from %s's installation by edgecore %s failed before its binary was replaced: %v. "+
+		"%s's installation runs as before (the service's command line is keadm's; folders the takeover restricted to SYSTEM and Administrators stay so). "+
+		"`edgecore.exe takeover --dry-run` shows what the takeover does.", t.o.ServiceName, FromLabel, t.sys.Version, err, FromLabel)
+	_ = eventlog.WriteAt(t.sys.Events, eventlog.Takeover, eventlog.Warning, msg) // the output has it too
 }

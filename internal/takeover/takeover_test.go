@@ -22,6 +22,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/internal/version"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -576,5 +577,53 @@ func TestPlantedEntriesAreRefused(t *testing.T) {
 				w.files[tc.path] = "planted"
 			}, named+": "+tc.why, "Get-Acl", "move it out of the node's folders")
 		})
+	}
+}
+
+// A takeover that fails after it began changing the host, before a
+// journal finished (which writes its own event, internal/upgrade), writes
+// event 106 as a warning; a refusal that changed nothing writes none.
+func TestAFailedTakeoverWritesItsEvent(t *testing.T) {
+	run := func(w *world, sys System) (*eventlog.Recorder, error) {
+		rec := &eventlog.Recorder{}
+		sys.Events = rec
+		o := NewOptions(&deps.Dependencies{Host: host, Layout: config.NewLayout(host)})
+		o.Executable, o.Timeout = self, time.Minute
+		return rec, Run(context.Background(), &bytes.Buffer{}, *o, sys)
+	}
+	w := newWorld(t)
+	sys := w.system()
+	sys.Adopt = func(context.Context, io.Writer, upgrade.Adoption) (upgrade.Result, error) {
+		return upgrade.Result{}, errors.New("stage C:\\etc\\kubeedge\\upgrade\\v0.2.0\\edgecore.exe: There is not enough space on the disk")
+	}
+	rec, err := run(w, sys)
+	if err == nil {
+		t.Fatal("the takeover succeeded")
+	}
+	ev := rec.Written()
+	if len(ev) != 1 || ev[0].ID != eventlog.Takeover.ID() || ev[0].Level != eventlog.Warning {
+		t.Fatalf("events %v, want one takeover warning", ev)
+	}
+	for _, p := range []string{"takeover of the service edgecore from keadm's installation by edgecore v0.2.0 failed before its binary was replaced",
+		"There is not enough space on the disk", "keadm's installation runs as before", "takeover --dry-run"} {
+		if !strings.Contains(ev[0].Msg, p) {
+			t.Errorf("event %q lacks %q", ev[0].Msg, p)
+		}
+	}
+	if w.st.CommandLine != keadmLine {
+		t.Errorf("the command line was not put back: %s", w.st.CommandLine)
+	}
+
+	// The journal's outcome is the journal's event, not a second one.
+	w = newWorld(t)
+	w.result = upgrade.Result{Status: upgrade.StatusRolledBack, Action: upgrade.KindUpgrade, From: FromLabel, To: "v0.2.0", Reason: "not Ready"}
+	if rec, err = run(w, w.system()); err == nil || len(rec.Written()) != 0 {
+		t.Errorf("rolled-back journal: err %v, events %v", err, rec.Written())
+	}
+	// Not elevated: refused before any change.
+	w = newWorld(t)
+	w.elevated = false
+	if rec, err = run(w, w.system()); err == nil || len(rec.Written()) != 0 {
+		t.Errorf("not elevated: err %v, events %v", err, rec.Written())
 	}
 }

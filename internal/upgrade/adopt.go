@@ -79,6 +79,7 @@ func Adopt(ctx context.Context, out io.Writer, e Env, a Adoption) (Result, error
 	j.Staged, j.StagedSHA256 = bin, binSum
 	j.StagedConfig, j.StagedConfigSHA256 = cfg, cfgSum
 	j.Retire = a.Retire
+	j.Takeover = true
 	if err := checkRetire(e, j.Retire); err != nil {
 		return Result{}, err
 	}

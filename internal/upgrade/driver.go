@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/internal/steps"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -360,6 +361,9 @@ func (d *driver) rollback(reason string) Result {
 // the next upgrade, for the report to the cloud and for the operator.
 func (d *driver) finish(o Outcome, reason string) Result {
 	j := d.j
+	if steps.CrashPoints {
+		steps.Boundary(string(j.Kind), fmt.Sprintf("before phase %s (in phase %s, outcome %s)", PhaseDone, j.Phase, o))
+	}
 	j.Phase, j.Outcome, j.Reason = PhaseDone, o, reason
 	if o != OutcomeFailed {
 		d.cleanup()
@@ -372,19 +376,32 @@ func (d *driver) finish(o Outcome, reason string) Result {
 		// The host is in the state the outcome says; only the record
 		// of it is missing.
 		fmt.Fprintf(d.out, "warning: %v\n", err)
+	} else if steps.CrashPoints {
+		steps.Boundary(string(j.Kind), fmt.Sprintf("in phase %s (outcome %s)", PhaseDone, o))
 	}
 	// After a failed rollback every backup may be the operator's way
 	// back, and which version runs is unknown: nothing is pruned.
 	if o != OutcomeFailed {
 		d.prune()
 	}
+	if k, lv, msg, ok := eventOf(d.e, j); ok {
+		// Best effort: the output and the journal have it too.
+		_ = eventlog.WriteAt(d.e.Events, k, lv, msg)
+	}
 	return resultOf(j)
 }
 
 // phase records that step p begins.
 func (d *driver) phase(p Phase) error {
+	if steps.CrashPoints {
+		steps.Boundary(string(d.j.Kind), fmt.Sprintf("before phase %s (in phase %s)", p, d.j.Phase))
+	}
 	d.j.Phase = p
-	return d.save()
+	err := d.save()
+	if steps.CrashPoints && err == nil {
+		steps.Boundary(string(d.j.Kind), "in phase "+string(p))
+	}
+	return err
 }
 
 // save writes the journal with a fresh heartbeat.

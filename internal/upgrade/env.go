@@ -25,6 +25,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 )
 
 // Env is the host an upgrade acts on.
@@ -67,6 +68,10 @@ type Env struct {
 	// (internal/version).
 	PID     int
 	Version string
+	// Events is the Application log a finished upgrade, rollback or
+	// takeover is written to (eventlog.SourceLog for the edgecore
+	// source); nil writes nothing.
+	Events eventlog.Log
 }
 
 // Paths are where an upgrade keeps its state: all of it under the KubeEdge

@@ -15,6 +15,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -580,6 +581,8 @@ type host struct {
 	config string
 	db     string
 	staged string
+	// events is the Application log every process of the host writes.
+	events *eventlog.Recorder
 }
 
 const (
@@ -597,7 +600,7 @@ func newHost(newBinary string) *host {
 	f.now = c.Now
 	layout := config.NewLayout(config.Host{GOOS: config.Windows, SystemDrive: "C:", ProgramFiles: `C:\Program Files`})
 	h := &host{
-		ops: o, fs: f, clock: c, alive: map[int]bool{},
+		ops: o, fs: f, clock: c, alive: map[int]bool{}, events: &eventlog.Recorder{},
 		paths:  NewPaths(layout),
 		layout: layout,
 		exe:    `C:\Program Files\edge core\edgecore.exe`,
@@ -643,6 +646,7 @@ func (h *host) env(pid int, version string) Env {
 		Alive:   func(p int) bool { return h.alive[p] },
 		PID:     pid,
 		Version: version,
+		Events:  h.events,
 	}
 }
 

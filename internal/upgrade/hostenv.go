@@ -13,6 +13,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/version"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -41,7 +42,7 @@ func HostEnv(d *deps.Dependencies) Env {
 			return protect.CheckFile(d.Host.GOOS, d.ACLs, "the upgrade settings, which name where the binaries that run as SYSTEM come from", path)
 		},
 		Spawn: spawnDetached,
-		Alive: processAlive,
+		Alive: ProcessAlive,
 		ConfigDataSource: func(configFile string) (string, error) {
 			raw, err := d.FS.ReadFile(configFile)
 			if err != nil {
@@ -58,6 +59,7 @@ func HostEnv(d *deps.Dependencies) Env {
 		Runtime: RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
 		PID:     os.Getpid(),
 		Version: version.Get().Version,
+		Events:  eventlog.SourceLog(eventlog.Source),
 	}
 }
 
@@ -84,10 +86,11 @@ func HostFacts(host config.Host) Facts {
 	}
 }
 
-// processAlive reports whether an edgecore process with this ID runs.
+// ProcessAlive reports whether an edgecore process with this ID runs (the
+// driver of a journal, a join that left its record).
 // Process IDs are reused (quickly under Wine), so a process of another
 // name under a dead driver's ID does not count.
-func processAlive(pid int) bool {
+func ProcessAlive(pid int) bool {
 	list, err := proc.List()
 	if err != nil {
 		// Without a process list only the heartbeat can tell.

@@ -12,6 +12,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/release"
+	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 // Jobs carries out the steps of a NodeUpgradeJob on this node, in the
@@ -389,6 +390,10 @@ func (js *Jobs) handOver(req Request, j *Journal, event string) (Report, bool) {
 	} else if prev != nil && !prev.Done() {
 		return fail(fmt.Errorf("an %s from %s to %s is in progress (phase %s)", prev.Kind, prev.From, prev.To, prev.Phase))
 	}
+	verb := "cloud " + string(j.Kind)
+	if steps.CrashPoints {
+		steps.Boundary(verb, "before the journal is written")
+	}
 	job := req.Job
 	j.Job = &job
 	j.Phase = PhasePlanned
@@ -397,6 +402,9 @@ func (js *Jobs) handOver(req Request, j *Journal, event string) (Report, bool) {
 	j.Driver = Driver{Heartbeat: e.Clock.Now().UTC()}
 	if err := saveJournal(e, j); err != nil {
 		return fail(err)
+	}
+	if steps.CrashPoints {
+		steps.Boundary(verb, "journal reserved for its driver")
 	}
 	// Started from a complete backup, the driver does not hold the
 	// binary it replaces, which can then be replaced in one rename.
@@ -413,6 +421,9 @@ func (js *Jobs) handOver(req Request, j *Journal, event string) (Report, bool) {
 		return fail(fmt.Errorf("start %s to carry out the %s: %w", exe, j.Kind, err))
 	}
 	js.Logf("NodeUpgradeJob %s: %s from %s to %s handed to %s (process %d), which logs to %s", req.Job.TaskID, j.Kind, j.From, j.To, exe, pid, e.Paths.LogFile)
+	if steps.CrashPoints {
+		steps.Boundary(verb, "driver started")
+	}
 	js.Watch()
 	return Report{}, false
 }

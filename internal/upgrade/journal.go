@@ -134,6 +134,9 @@ type Journal struct {
 	// Job is the NodeUpgradeJob task this journal carries out, if it came
 	// from the cloud: whichever edgecore runs when it is done reports it.
 	Job *Job `json:"job,omitempty"`
+	// Takeover is set when the journal replaces another installation
+	// (Adopt): its Application log event is a takeover's.
+	Takeover bool `json:"takeover,omitempty"`
 }
 
 // Driver is the process carrying a journal out, and when it last said it

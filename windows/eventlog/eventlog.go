@@ -85,9 +85,14 @@ type Log interface {
 // log file has the rest.
 const maxMessage = 2000
 
-// Write writes one event of kind k to l; a nil l writes nothing. The
-// message ends with where the detail is.
-func Write(l Log, k Kind, msg string) error {
+// Write writes one event of kind k at its level to l; a nil l writes
+// nothing. The message ends with where the detail is.
+func Write(l Log, k Kind, msg string) error { return WriteAt(l, k, k.Level(), msg) }
+
+// WriteAt writes one event of kind k at level lv: an upgrade, rollback or
+// takeover keeps its id whatever its outcome, and its level says whether
+// it went wrong (docs/service.md).
+func WriteAt(l Log, k Kind, lv Level, msg string) error {
 	if l == nil {
 		return nil
 	}
@@ -95,7 +100,7 @@ func Write(l Log, k Kind, msg string) error {
 	if len(msg) > maxMessage {
 		msg = msg[:maxMessage] + "..."
 	}
-	switch k.Level() {
+	switch lv {
 	case Warning:
 		return l.Warning(k.ID(), msg)
 	case Error:
@@ -103,6 +108,32 @@ func Write(l Log, k Kind, msg string) error {
 	}
 	return l.Info(k.ID(), msg)
 }
+
+// SourceLog is a Log that opens the Application log as its source for each
+// event and closes it after: for the commands (upgrade, rollback,
+// takeover), which write an event or two and must hold no handle while
+// they wait. Outside Windows each write fails with ErrNotSupported.
+type SourceLog string
+
+func (s SourceLog) write(f func(Log) error) error {
+	l, err := Open(string(s))
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return f(l)
+}
+
+func (s SourceLog) Info(id uint32, msg string) error {
+	return s.write(func(l Log) error { return l.Info(id, msg) })
+}
+func (s SourceLog) Warning(id uint32, msg string) error {
+	return s.write(func(l Log) error { return l.Warning(id, msg) })
+}
+func (s SourceLog) Error(id uint32, msg string) error {
+	return s.write(func(l Log) error { return l.Error(id, msg) })
+}
+func (s SourceLog) Close() error { return nil }
 
 // ErrNotSupported is returned outside Windows.
 var ErrNotSupported = errors.New("the Windows event log exists only on Windows")

@@ -51,6 +51,14 @@ func TestSourceIsRegisteredWrittenToAndRemoved(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Error(err)
 	}
+	// What the upgrade, rollback and takeover commands write through:
+	// the source opened for each event, at each level.
+	sl := SourceLog(source)
+	for _, lv := range []Level{Information, Warning, Error} {
+		if err := WriteAt(sl, Upgrade, lv, "test event: an upgrade's outcome"); err != nil {
+			t.Errorf("SourceLog at level %d: %v", lv, err)
+		}
+	}
 	if err := Remove(source); err != nil {
 		t.Fatal(err)
 	}

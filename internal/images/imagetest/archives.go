@@ -1,7 +1,8 @@
 // Package imagetest makes image archives for tests, as `docker save` and
 // OCI layout tools write them, without a registry or a container engine:
 // the importer's unit tests, the tests against a real containerd, and the
-// e2e journey import the same files.
+// e2e journey import the same files. StartContainerd runs the real
+// containerd those tests import into or pull with.
 package imagetest
 
 import (
