@@ -58,7 +58,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux runtime keadm-fixture containerd-test test unit crash-matrix check-no-crashpoints vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e
+.PHONY: all workspace tools windows linux runtime keadm-fixture containerd-test test unit crash-matrix check-no-crashpoints vet check-deadcode wine-test wine-setup bench bench-node conformance upstream-check clean package package-test e2e e2e-upstream-cloud previous-release
 
 all: windows linux
 
@@ -190,29 +190,33 @@ runtime: $(RUNTIME_STAMP)
 $(RUNTIME_STAMP): build/runtime.sh
 	$(RUNTIME_ENV) build/runtime.sh $(RUNTIME_OUT)
 	touch $@
-# The image import (internal/images) against a real containerd: the daemon
-# of the very module version the client is (go.mod's replace), built from
-# the module proxy in its own module graph, with its own go.mod, and kept
-# until that version changes. The test runs it as root in a temporary
-# root, state and socket with the native snapshotter.
-# And join's --registry-config against the real thing (internal/runtimeinstall,
-# TestRealContainerdRegistry): the bundle's containerd version, built for
-# Linux the same way, pulls through CRI with the hosts.toml, CA and
-# config.toml credentials join writes from test/registryd, a registry of
-# go-containerregistry behind TLS from a private CA and basic
-# authentication, built in its own module (test/registryd/go.mod).
-CONTAINERD_CLIENT_VERSION := $(shell GOWORK=off go list -m -f '{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' github.com/containerd/containerd)
-CONTAINERD_LINUX := $(OUT)/containerd-linux/$(CONTAINERD_CLIENT_VERSION)/containerd
-CONTAINERD_LINUX_BUNDLED := $(OUT)/containerd-linux/$(CONTAINERD_VERSION)/containerd
+# The image import (internal/images, TestRealContainerd) and join's
+# --registry-config (internal/runtimeinstall, TestRealContainerdRegistry)
+# against the containerd the release bundles: its daemon at
+# CONTAINERD_VERSION (above: one version, so a bump moves both), built for
+# Linux from the module proxy in its own module graph and kept until that
+# version changes, with go.mod's client. The import test runs it as root
+# in a temporary root, state and socket with the config.toml join writes
+# and the native snapshotter, and imports with unpack; the registry test
+# pulls through CRI with the hosts.toml, CA and config.toml credentials
+# join writes from test/registryd, a registry of go-containerregistry
+# behind TLS from a private CA and basic authentication, built in its own
+# module (test/registryd/go.mod). Both fail (never skip) when they cannot
+# run: CI runs as root.
+CONTAINERD_LINUX := $(OUT)/containerd-linux/$(CONTAINERD_VERSION)/containerd
 $(OUT)/containerd-linux/%/containerd:
 	build/build-containerd.sh $* $@
 REGISTRYD := $(OUT)/registryd/registryd
 $(REGISTRYD): test/registryd/main.go test/registryd/go.mod test/registryd/go.sum
 	cd test/registryd && GOWORK=off CGO_ENABLED=0 go build -trimpath -buildvcs=false -o $(CURDIR)/$@ .
-containerd-test: $(WORK) $(CONTAINERD_LINUX) $(CONTAINERD_LINUX_BUNDLED) $(REGISTRYD)
-	EDGECORE_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX) go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerd$$' -v ./internal/images/
-	EDGECORE_BUNDLED_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX_BUNDLED) EDGECORE_REGISTRYD_BIN=$(CURDIR)/$(REGISTRYD) \
-	go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerdRegistry$$' -v ./internal/runtimeinstall/
+containerd-test: $(WORK) $(CONTAINERD_LINUX) $(REGISTRYD)
+	@[ "$$(id -u)" = 0 ] || { echo "make containerd-test runs containerd, whose native snapshotter needs root: run it as root (sudo make containerd-test), as CI does" >&2; exit 1; }
+	EDGECORE_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX) EDGECORE_CONTAINERD_VERSION=$(CONTAINERD_VERSION) \
+		go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerd$$' -v ./internal/images/ | tee $(OUT)/containerd-test.log
+	EDGECORE_BUNDLED_CONTAINERD_BIN=$(CURDIR)/$(CONTAINERD_LINUX) EDGECORE_REGISTRYD_BIN=$(CURDIR)/$(REGISTRYD) \
+		go test -tags $(EDGECORE_TAGS) -count=1 -run '^TestRealContainerdRegistry$$' -v ./internal/runtimeinstall/ | tee -a $(OUT)/containerd-test.log
+	@for t in TestRealContainerd TestRealContainerdRegistry; do grep -q -- "^--- PASS: $$t " $(OUT)/containerd-test.log || \
+		{ echo "$$t did not pass (skipped or not run): see above" >&2; exit 1; }; done
 
 # The Wine tests (build/wine/test.sh): test/wine drives edgecore.exe from
 # Linux; every package with Windows-only tests (windows/..., test/winservice,
@@ -324,17 +328,25 @@ $(UPGRADE_BAD): $(UPGRADE)/$(UPGRADE_BAD_VERSION)/edgecore.exe build/package.sh 
 # The previous release of edgecore for Windows: the last one
 # build/released-versions lists before $(VERSION), built from its commit
 # by that commit's own Makefile in its own module graph (its go.mod's
-# modules come from the module proxy), stamped with its commit. The
-# binary depends on nothing but that commit, so it is kept outside
-# _output, keyed by version and commit, and a second run (or `make
-# clean`) does not build it again.
+# modules come from the module proxy), stamped with its commit, and
+# packaged by that commit's `make package`. The list's digest is the
+# release zip's: on every run, cached or not, the zip must have it
+# (build/checkrelease -released) and the binary the e2e runs is taken out
+# of that zip, so the scenario upgrades from what was released, byte for
+# byte. The zip depends on nothing but that commit (and the Go and mingw
+# versions the list names), so it is kept outside _output, keyed by
+# version and commit, and a second run (or `make clean`) does not build
+# it again.
 released_field = $(shell awk -v cur=$(VERSION) '!/^[[:space:]]*(\#|$$)/ && $$1 != cur { f = $$$(1) } END { print f }' $(RELEASED))
 PREVIOUS_VERSION := $(call released_field,1)
 PREVIOUS_KUBEEDGE := $(call released_field,2)
 PREVIOUS_COMMIT := $(call released_field,3)
 RELEASE_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/edgecore-windows/releases
-PREVIOUS_EXE := $(RELEASE_CACHE)/$(PREVIOUS_VERSION)-$(PREVIOUS_COMMIT)/edgecore.exe
-$(PREVIOUS_EXE):
+PREVIOUS_DIR := $(RELEASE_CACHE)/$(PREVIOUS_VERSION)-$(PREVIOUS_COMMIT)
+PREVIOUS_NAME := edgecore-$(PREVIOUS_VERSION)-windows-amd64
+PREVIOUS_ZIP := $(PREVIOUS_DIR)/$(PREVIOUS_NAME).zip
+PREVIOUS_EXE := $(PREVIOUS_DIR)/edgecore.exe
+$(PREVIOUS_ZIP):
 	@git cat-file -e '$(PREVIOUS_COMMIT)^{commit}' 2>/dev/null || \
 		{ [ "$$(git rev-parse --is-shallow-repository)" = true ] && git fetch --unshallow; } || true
 	@git cat-file -e '$(PREVIOUS_COMMIT)^{commit}' 2>/dev/null || \
@@ -342,11 +354,14 @@ $(PREVIOUS_EXE):
 	rm -rf $(OUT)/previous && mkdir -p $(OUT)/previous
 	git archive $(PREVIOUS_COMMIT) | tar -x -C $(OUT)/previous
 	cd $(OUT)/previous && GOWORK=off go mod download
-	$(MAKE) -C $(OUT)/previous windows VERSION=$(PREVIOUS_VERSION) GIT_COMMIT=$(PREVIOUS_COMMIT) \
+	$(MAKE) -C $(OUT)/previous package VERSION=$(PREVIOUS_VERSION) GIT_COMMIT=$(PREVIOUS_COMMIT) \
 		BUILD_DATE=$$(git log -1 --format=%cI $(PREVIOUS_COMMIT))
 	mkdir -p $(@D)
-	cp $(OUT)/previous/_output/windows-amd64/edgecore.exe $@.tmp && mv $@.tmp $@
+	cp $(OUT)/previous/_output/$(PREVIOUS_NAME).zip $@.tmp && mv $@.tmp $@
 	rm -rf $(OUT)/previous
+previous-release: $(PREVIOUS_ZIP)
+	go run ./build/checkrelease -list $(RELEASED) -released -kubeedge $(PREVIOUS_KUBEEDGE) $(PREVIOUS_VERSION) $(PREVIOUS_ZIP)
+	unzip -p $(PREVIOUS_ZIP) $(PREVIOUS_NAME)/edgecore.exe > $(PREVIOUS_EXE).tmp && mv $(PREVIOUS_EXE).tmp $(PREVIOUS_EXE)
 
 # E2E_RUN=<regexp> runs only the scenarios it matches.
 E2E_RUN ?=
@@ -368,11 +383,12 @@ E2E_ENV = JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) PRESHUTDOWN_EXE=$(CURDIR)/$(PRESHUTDOWN_EXE) \
+	DMICLIENT_EXE=$(CURDIR)/$(DMICLIENT_EXE) \
 	KEADMNODE_EXE=$(CURDIR)/$(KEADMNODE_EXE) KEADM_EDGECORE_EXE=$(CURDIR)/$(REF_EXE) KEADM_FIXTURE_ARGS='$(KEADM_FIXTURE_ARGS)' \
 	EDGECORE_HNSREC_EXE=$(CURDIR)/$(HNSREC_EXE) \
 	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine)
 
-e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(KEADMNODE_EXE) $(REF_EXE) $(HNSREC_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) $(PREVIOUS_EXE)
+e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(DMICLIENT_EXE) $(KEADMNODE_EXE) $(REF_EXE) $(HNSREC_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) previous-release
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	$(E2E_ENV) go test -tags e2e -count=1 -v -timeout 45m $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/
 	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
@@ -410,11 +426,12 @@ $(REF_BIN): $(WORK) Makefile
 # Upstream's git tree at its release tag: the module zip of
 # github.com/kubeedge/kubeedge leaves out the staging/ modules its go.mod
 # replaces, so only the git tree builds upstream's edgecore as released.
-# Taken from a local mirror when KUBEEDGE_GIT names one, else cloned from
-# GitHub (the tag only); either way the tag must be the commit pinned here
-# (update it with the KubeEdge version), and the build is offline from the
-# tree's vendor/ (see build/upstream-tree.sh).
-KUBEEDGE_GIT ?= $(firstword $(wildcard /work/.mirror/kubeedge+kubeedge/repo) https://github.com/kubeedge/kubeedge.git)
+# Cloned from GitHub (the tag only), or taken from a local clone or mirror
+# when KUBEEDGE_GIT names one (make bench-node KUBEEDGE_GIT=/path/to/mirror);
+# either way the tag must be the commit pinned here (update it with the
+# KubeEdge version), and the build is offline from the tree's vendor/ (see
+# build/upstream-tree.sh).
+KUBEEDGE_GIT ?= https://github.com/kubeedge/kubeedge.git
 UPSTREAM_TAG := $(KUBEEDGE_VERSION)
 UPSTREAM_TAG_COMMIT := 1a7ee88d3c61dc781cc9c9053066ab3d38519dd5
 UPSTREAM_RELEASE := $(OUT)/upstream-release
@@ -431,6 +448,31 @@ $(UPSTREAM_EXE): $(UPSTREAM_TREE)/go.mod Makefile
 	$(call upstream_build,windows,CC=$(MINGW_CC))
 $(UPSTREAM_BIN): $(UPSTREAM_TREE)/go.mod Makefile
 	$(call upstream_build,linux,)
+
+# Upstream's cloud as upstream releases it: cloudcore and KubeEdge's
+# controller-manager built from upstream's git tag $(KUBEEDGE_VERSION) in
+# upstream's own tree (its vendor/ and its staging beehive), as bench-node
+# builds upstream's edgecore, and the cloud-job scenarios run against them:
+# NodeUpgradeJobs (one confirmed, one whose release fails and is rolled
+# back) and ConfigUpdateJobs (one that applies, one refused, one rolled
+# back) and the pre-pull. The e2e's own cloudcore links this project's
+# beehive, which keeps the order of a node's statuses that upstream's does
+# not (docs/cloud-jobs.md). Not part of `make test`: it needs upstream's
+# git tree (KUBEEDGE_GIT).
+UPSTREAM_CLOUDCORE := $(UPSTREAM_RELEASE)/linux-amd64/cloudcore
+UPSTREAM_CONTROLLER_MANAGER := $(UPSTREAM_RELEASE)/linux-amd64/controller-manager
+E2E_CLOUD_JOBS := ^(TestWindowsCloudJobs|TestWindowsUpgrade)$$
+# $(1): the command's folder under upstream's cloud/cmd.
+upstream_cloud_build = cd $(UPSTREAM_TREE) && GOWORK=off CGO_ENABLED=0 go build -mod=vendor \
+	-trimpath -buildvcs=false -ldflags "$(LDFLAGS)" -o $(CURDIR)/$@ ./cloud/cmd/$(1)
+$(UPSTREAM_CLOUDCORE): $(UPSTREAM_TREE)/go.mod Makefile
+	$(call upstream_cloud_build,cloudcore)
+$(UPSTREAM_CONTROLLER_MANAGER): $(UPSTREAM_TREE)/go.mod Makefile
+	$(call upstream_cloud_build,controllermanager)
+
+e2e-upstream-cloud: $(UPSTREAM_CLOUDCORE) $(UPSTREAM_CONTROLLER_MANAGER)
+	$(MAKE) e2e E2E_RUN='$(E2E_CLOUD_JOBS)' \
+		E2E_CLOUDCORE=$(CURDIR)/$(UPSTREAM_CLOUDCORE) E2E_CONTROLLER_MANAGER=$(CURDIR)/$(UPSTREAM_CONTROLLER_MANAGER)
 
 bench-node: windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/cloudcore $(E2E)/fakecri $(REF_EXE) $(REF_BIN) $(UPSTREAM_EXE) $(UPSTREAM_BIN)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # build-containerd.sh VERSION OUT: builds containerd's daemon for Linux at
-# VERSION from the Go module proxy, in its own module graph (its go.mod
-# has exclude directives, so `go install pkg@version` refuses it): the
-# client's version for the image import test, the bundle's (a v2) for the
-# registry test (make containerd-test). Without cgo and without the btrfs,
-# devmapper, zfs and aufs snapshotters, which need C headers; the tests
-# use the native snapshotter.
+# VERSION (the Makefile's CONTAINERD_VERSION, the release bundle's) from
+# the Go module proxy, in its own module graph (its go.mod has exclude
+# directives, so `go install pkg@version` refuses it), for the image import
+# and registry tests against the containerd the release ships (make
+# containerd-test). Without cgo and without the btrfs, devmapper, zfs and
+# aufs snapshotters, which need C headers; the tests use the native
+# snapshotter. Stamped with VERSION as build/runtime.sh stamps the Windows
+# build, so that its Version API answers the bundle's version.
 set -euo pipefail
 version=$1 out=$(realpath -m "$2")
-export GOWORK=off GOFLAGS=-mod=mod
+# containerd's module path carries its major version from 2 on.
+major=${version#v}
+major=${major%%.*}
 module=github.com/containerd/containerd
-case $version in v1.*) ;; *) module=$module/${version%%.*} ;; esac
+[ "$major" -lt 2 ] || module=$module/v$major
+export GOWORK=off GOFLAGS=-mod=mod
 dir=$(go mod download -json "$module@$version" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
 src=$(mktemp -d)
 trap 'chmod -R u+w "$src"; rm -rf "$src"' EXIT

@@ -5,7 +5,7 @@
 set -euo pipefail
 missing=()
 command -v go >/dev/null || missing+=("go (install Go 1.22 or later)")
-for t in x86_64-w64-mingw32-gcc make gcc patch zip etcd python3 git; do
+for t in x86_64-w64-mingw32-gcc make gcc patch zip unzip etcd python3 git; do
   command -v "$t" >/dev/null || missing+=("$t")
 done
 command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ] || missing+=(wine64)

@@ -2,7 +2,8 @@
 # Installs what building edgecore.exe, running it under Wine and the
 # end-to-end scenarios need on a Debian machine with Go already installed:
 # the mingw C compiler (cgo builds go-sqlite3), Wine, make, patch (for
-# patches/), zip (for the release package), etcd (the e2e cloud's store),
+# patches/), zip and unzip (the release package; the previous release's
+# binary is taken out of its rebuilt zip), etcd (the e2e cloud's store),
 # python3 (reading go's JSON in build scripts) and git (the previous
 # release is built from its commit);
 # then fetches the Go modules. build/check-tools.sh names the same tools, so
@@ -19,6 +20,7 @@ command -v make >/dev/null || need+=(make)
 command -v gcc >/dev/null || need+=(gcc)
 command -v patch >/dev/null || need+=(patch)
 command -v zip >/dev/null || need+=(zip)
+command -v unzip >/dev/null || need+=(unzip)
 command -v etcd >/dev/null || need+=(etcd-server)
 command -v python3 >/dev/null || need+=(python3)
 command -v git >/dev/null || need+=(git)

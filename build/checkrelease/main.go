@@ -12,7 +12,10 @@
 //
 // and it fails when v0.2.0 is listed with another digest or another
 // KubeEdge release, so that two different zips never carry one version.
-// Without a version and a zip it only checks the list (make vet).
+// With -released the version must be listed too: the Makefile checks so
+// the previous release it rebuilds from its commit for `make e2e`, whose
+// package must be the very zip that was released. Without a version and a
+// zip it only checks the list (make vet).
 package main
 
 import (
@@ -96,8 +99,10 @@ func Parse(r io.Reader, name string) ([]Release, error) {
 }
 
 // Check refuses a package of version built from kubeedge with digest sum
-// when the list has that version with other contents.
-func Check(list []Release, listName, version, kubeedge, sum string) error {
+// when the list has that version with other contents, or, when released
+// is set, does not list that version at all.
+func Check(list []Release, listName, version, kubeedge, sum string, released bool) error {
+	listed := false
 	for _, r := range list {
 		if r.Version != version {
 			continue
@@ -111,6 +116,10 @@ func Check(list []Release, listName, version, kubeedge, sum string) error {
 			return fmt.Errorf("version %s is already released (%s:%d) as a package with SHA-256 %s; this one has %s: %s",
 				version, listName, r.Line, r.SHA256, sum, fix)
 		}
+		listed = true
+	}
+	if released && !listed {
+		return fmt.Errorf("version %s is not a release %s lists: name a listed version, or add its line when it is published", version, listName)
 	}
 	return nil
 }
@@ -119,6 +128,7 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("checkrelease", flag.ContinueOnError)
 	listPath := fs.String("list", "build/released-versions", "the list of released versions")
 	kubeedge := fs.String("kubeedge", "", "the KubeEdge release the package is built from")
+	released := fs.Bool("released", false, "the version must be a listed release (a rebuilt release is checked against its digest)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -137,7 +147,7 @@ func run(args []string, stdout io.Writer) error {
 		return nil
 	case 2:
 	default:
-		return fmt.Errorf("usage: checkrelease [-list FILE] [-kubeedge VERSION VERSION PACKAGE.zip]")
+		return fmt.Errorf("usage: checkrelease [-list FILE] [-released] [-kubeedge VERSION VERSION PACKAGE.zip]")
 	}
 	version, zip := fs.Arg(0), fs.Arg(1)
 	if err := release.CheckVersion("version", version); err != nil {
@@ -150,7 +160,7 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return Check(list, *listPath, version, *kubeedge, sum)
+	return Check(list, *listPath, version, *kubeedge, sum, *released)
 }
 
 func main() {

@@ -41,13 +41,20 @@ func TestParse(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	list := []Release{{Version: "v0.1.0", KubeEdge: "v1.20.0", Commit: "047352bccd57", SHA256: sumA, Line: 3}}
-	for _, tc := range []struct{ name, version, kubeedge, sum, want string }{
-		{"released again as it was", "v0.1.0", "v1.20.0", sumA, ""},
-		{"a new version", "v0.2.0", "v1.23.1", sumB, ""},
-		{"released version, other contents", "v0.1.0", "v1.20.0", sumB, "version v0.1.0 is already released (list:3) as a package with SHA-256 " + sumA + "; this one has " + sumB + ": raise VERSION in the Makefile"},
-		{"released version, other KubeEdge", "v0.1.0", "v1.23.1", sumA, "built from KubeEdge v1.20.0; this package is built from KubeEdge v1.23.1"},
+	for _, tc := range []struct {
+		name, version, kubeedge, sum string
+		released                     bool
+		want                         string
+	}{
+		{"released again as it was", "v0.1.0", "v1.20.0", sumA, false, ""},
+		{"a new version", "v0.2.0", "v1.23.1", sumB, false, ""},
+		{"released version, other contents", "v0.1.0", "v1.20.0", sumB, false, "version v0.1.0 is already released (list:3) as a package with SHA-256 " + sumA + "; this one has " + sumB + ": raise VERSION in the Makefile"},
+		{"released version, other KubeEdge", "v0.1.0", "v1.23.1", sumA, false, "built from KubeEdge v1.20.0; this package is built from KubeEdge v1.23.1"},
+		{"a rebuilt release as it was released", "v0.1.0", "v1.20.0", sumA, true, ""},
+		{"a rebuilt release with other contents", "v0.1.0", "v1.20.0", sumB, true, "as a package with SHA-256 " + sumA + "; this one has " + sumB},
+		{"a rebuilt release the list lacks", "v0.0.9", "v1.20.0", sumA, true, "version v0.0.9 is not a release list lists"},
 	} {
-		err := Check(list, "list", tc.version, tc.kubeedge, tc.sum)
+		err := Check(list, "list", tc.version, tc.kubeedge, tc.sum, tc.released)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: got %v; want %q", tc.name, err, tc.want)
 		}
@@ -85,6 +92,9 @@ func TestRun(t *testing.T) {
 	}
 	if err := run([]string{"-list", list, "-kubeedge", "v1.23.1", "v0.2.0", zip}, &out); err != nil {
 		t.Errorf("a new version: %v", err)
+	}
+	if err := run([]string{"-list", list, "-released", "-kubeedge", "v1.23.1", "v0.2.0", zip}, &out); err == nil || !strings.Contains(err.Error(), "not a release") {
+		t.Errorf("-released with a version the list lacks: got %v; want a refusal", err)
 	}
 	if err := run([]string{"-list", list, "v0.2.0", zip}, &out); err == nil || !strings.Contains(err.Error(), `-kubeedge ""`) {
 		t.Errorf("no -kubeedge: got %v", err)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The Wine tests of `make wine-test`, then their summary: test/wine (Linux
 # tests that run edgecore.exe under Wine) and the test binary of every
-# package with Windows-only tests (the _windows_test.go files and
-# test/winservice), cross-compiled and run in the project's prefix. Every
-# part runs even when an earlier one fails, so that the summary counts all
-# of them; the summary's exit status is the script's.
+# package whose Windows build differs from its Linux one (a _windows.go or
+# _windows_test.go file, test/winservice), cross-compiled and run in the
+# project's prefix. Every part runs even when an earlier one fails, so that
+# the summary counts all of them; the script fails when any part or the
+# summary does.
 #
 # Environment (the Makefile sets it): RESULTS, the directory of the
 # recorded results; TAGS, edgecore's build tags; EDGECORE_EXE and
@@ -40,8 +41,13 @@ wineserver -p || exit 1
 trap 'wineserver -k 2>/dev/null || true' EXIT
 wine64 wineboot </dev/null >/dev/null 2>&1 || exit 1
 
+# Each part's exit status: one that failed fails the run, whatever the
+# summary counts (a part that ended before recording its failure counts
+# nothing).
+failed=()
 EDGECORE_EXE="$installed/edgecore.exe" \
-  go test -tags wine -count=1 -json ./test/wine/ | "$wintest" json -results "$RESULTS" -label test/wine
+  go test -tags wine -count=1 -json ./test/wine/ | "$wintest" json -results "$RESULTS" -label test/wine ||
+  failed+=("test/wine")
 
 # The container runtime beside edgecore.exe, laid out as the release zip
 # has it (build/package.sh), for internal/runtimeinstall's Wine test only.
@@ -57,9 +63,14 @@ fi
 # windows/service install its test services: the prefix is the project's
 # own.
 EDGECORE_EXE='C:\Program Files\edgecore\edgecore.exe' EDGECORE_SERVICE_TEST=1 \
-  "$wintest" windows -results "$RESULTS" -tags "$TAGS" -run build/wine/run.sh
+  "$wintest" windows -results "$RESULTS" -tags "$TAGS" -run build/wine/run.sh ||
+  failed+=("the Windows test binaries")
 
 rm -rf "$installed/runtime"
 # End the server and Wine's own services, so that nothing outlives the run.
 wineserver -k 2>/dev/null || true
-"$wintest" summary -results "$RESULTS"
+"$wintest" summary -results "$RESULTS" || failed+=("the summary")
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "make wine-test failed: ${failed[*]}" >&2
+  exit 1
+fi

@@ -41,9 +41,9 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 }
 
 // startContainerd is imagetest.StartContainerd.
-func startContainerd(t *testing.T, exe, cfg string, ready func() error) (pid int) {
+func startContainerd(t *testing.T, exe, cfg string, ready func() error, args ...string) (pid int) {
 	t.Helper()
-	return imagetest.StartContainerd(t, exe, cfg, ready)
+	return imagetest.StartContainerd(t, exe, cfg, ready, args...)
 }
 
 // tempDir is a directory for the test that can also be removed under

@@ -21,9 +21,10 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/servertrust/servertrusttest"
 )
 
-// TestRealContainerdOnWindows imports an image archive, made here, into a
-// real containerd.exe of the client's module version (make wine-test
-// builds it and sets EDGECORE_CONTAINERD_EXE) through its named pipe, with
+// TestRealContainerdOnWindows imports an image archive, made here, into
+// the containerd.exe the release bundles (make wine-test sets
+// EDGECORE_CONTAINERD_EXE to build/runtime.sh's at the Makefile's
+// CONTAINERD_VERSION; the client is go.mod's) through its named pipe, with
 // the archive checked by the host's ACLs, and finds the image in the
 // k8s.io namespace. The layers are not unpacked: under Wine the windows
 // snapshotter cannot apply a layer (Wine has no vmcompute or
@@ -32,7 +33,7 @@ import (
 func TestRealContainerdOnWindows(t *testing.T) {
 	exe := os.Getenv("EDGECORE_CONTAINERD_EXE")
 	if exe == "" {
-		t.Skip("EDGECORE_CONTAINERD_EXE is not set: `make wine-test` builds containerd.exe from the module version of the client and runs this test against it")
+		t.Skip("EDGECORE_CONTAINERD_EXE is not set: `make wine-test` runs this test against the containerd.exe the release bundles")
 	}
 	dir := tempDir(t)
 	pipe := fmt.Sprintf(`\\.\pipe\edgecore-images-test-%d`, os.Getpid())

@@ -20,6 +20,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/jobpolicy"
 	"github.com/kubeedge-windows/edgecore/internal/prepull"
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -74,7 +75,7 @@ func configRunnerOn(t *testing.T) (*configJobs, *statusLog, string, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), "edgecore.yaml")
+	file := filepath.Join(testdir.New(t, "modules-"), "edgecore.yaml")
 	if err := os.WriteFile(file, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -24,7 +25,7 @@ import (
 // host, the node goes on from BackUp; before that, nothing is backed up
 // or replaced.
 func TestNodeUpgradeJobWaitsForConfirmation(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t, "modules-")
 	env := upgrade.Env{GOOS: runtime.GOOS, FS: hostfs.OS{}, Clock: clock.Real{}, Paths: upgrade.Paths{
 		StateDir: dir, Waiting: filepath.Join(dir, "waiting.json"), Confirmed: filepath.Join(dir, "confirmed.json"),
 	}}

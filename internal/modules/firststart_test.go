@@ -29,6 +29,7 @@ import (
 	"github.com/kubeedge/kubeedge/edge/pkg/edgehub/certificate"
 
 	"github.com/kubeedge-windows/edgecore/internal/reconnect"
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 // fakeCertPort is cloudcore's certificate port: the CA at /ca.crt and a
@@ -104,7 +105,7 @@ func (f *fakeCertPort) serve(t *testing.T, l net.Listener) {
 func TestFirstStartWaitsForTheCloudsCertificates(t *testing.T) {
 	orig := certificate.ApplyFailed
 	defer func() { certificate.ApplyFailed = orig }()
-	dir := t.TempDir()
+	dir := testdir.New(t, "modules-")
 	port := newFakeCertPort(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -248,7 +249,7 @@ func TestCertWaitSaysWhyOnce(t *testing.T) {
 // the process after about 30 s); a node that has one starts it at once;
 // a node that stops first does not start it.
 func TestTheKubeletOfANeverConnectedNodeWaitsForTheFirstConnection(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t, "modules-")
 	cert := filepath.Join(dir, "server.crt")
 	f := newFirstConnection(cert)
 	started := make(chan bool, 1)
@@ -281,7 +282,7 @@ func TestTheKubeletOfANeverConnectedNodeWaitsForTheFirstConnection(t *testing.T)
 // A node whose edgeHub is off never connects: its kubelet does not wait
 // for a first connection, certificate or not.
 func TestTheKubeletOfANodeWithoutEdgeHubDoesNotWait(t *testing.T) {
-	cert := filepath.Join(t.TempDir(), "server.crt")
+	cert := filepath.Join(testdir.New(t, "modules-"), "server.crt")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if !newFirstConnection(firstConnectionCert(&v1alpha2.EdgeHub{Enable: false, TLSCertFile: cert})).wait(ctx) {

@@ -13,13 +13,14 @@ import (
 	edgedconfig "github.com/kubeedge/kubeedge/edge/pkg/edged/config"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 // The Windows settings must survive upstream's conversion into the flags and
 // configuration the embedded kubelet runs with: a priority class that never
 // arrives makes the Windows kubelet panic.
 func TestWindowsSettingsReachTheKubelet(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "edgecore.yaml")
+	p := filepath.Join(testdir.New(t, "modules-"), "edgecore.yaml")
 	yaml := "apiVersion: edgecore.config.kubeedge.io/v1alpha2\nkind: EdgeCore\nmodules:\n  edged:\n" +
 		"    windowsPriorityClass: ABOVE_NORMAL_PRIORITY_CLASS\n"
 	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {

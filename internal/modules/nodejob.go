@@ -299,14 +299,16 @@ const statusGap = 3 * time.Second
 // jobStatuses sends a job's action statuses to the cloud.
 type jobStatuses struct {
 	send func(taskmsg.Resource, taskmsg.UpstreamMessage)
-	// sleep waits between statuses (clock.Real.Sleep); it fails when
+	// sleep waits between statuses (the node's clock); it fails when
 	// ctx ends.
 	sleep func(ctx context.Context, d time.Duration) error
 	gap   time.Duration
 }
 
-func newJobStatuses(send func(taskmsg.Resource, taskmsg.UpstreamMessage)) jobStatuses {
-	return jobStatuses{send: send, sleep: clock.Real{}.Sleep, gap: statusGap}
+// newJobStatuses sends through send and waits statusGap on clk between
+// the statuses of one report.
+func newJobStatuses(send func(taskmsg.Resource, taskmsg.UpstreamMessage), clk clock.Clock) jobStatuses {
+	return jobStatuses{send: send, sleep: clk.Sleep, gap: statusGap}
 }
 
 // sendAll sends msgs in order, each after the one before it had statusGap

@@ -74,7 +74,7 @@ func NewUpgradeAgent(ctx context.Context, d *deps.Dependencies, c *v1alpha2.Edge
 	facts := upgrade.HostFacts(host)
 	facts.DataSource = func(string) (string, error) { return dataSource, nil }
 	ready := &nodeReadiness{}
-	statuses := newJobStatuses(sendNodeJobStatus)
+	statuses := newJobStatuses(sendNodeJobStatus, d.Clock)
 	node := &upgrade.Node{
 		Env: env, Started: time.Now(), Executable: exe,
 		Connected: cloudconnection.IsConnected,

@@ -20,6 +20,7 @@ import (
 	"github.com/kubeedge/kubeedge/edge/pkg/edged"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
@@ -128,7 +129,7 @@ func TestNewUpgradeAgentTakesTheNodesInputs(t *testing.T) {
 		DataBase: &v1alpha2.DataBase{DataSource: `D:\kubeedge\edgecore.db`},
 	}
 	host := config.Host{GOOS: "windows"}
-	d := &deps.Dependencies{Host: host, Layout: config.NewLayout(host), Executable: `D:\edgecore\edgecore.exe`}
+	d := &deps.Dependencies{Host: host, Layout: config.NewLayout(host), Executable: `D:\edgecore\edgecore.exe`, Clock: clock.Real{}}
 	a := NewUpgradeAgent(ctx, d, c, `D:\kubeedge\edgecore.yaml`)
 	if a.jobs.ConfigFile != `D:\kubeedge\edgecore.yaml` || a.nodeName != "win-1" || a.jobs.Executable != d.Executable || a.node.Executable != d.Executable {
 		t.Errorf("agent for config %q, node %q, executable %q and %q", a.jobs.ConfigFile, a.nodeName, a.jobs.Executable, a.node.Executable)

@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"k8s.io/klog/v2"
+
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 // A module's panic must end edgecore through klog's exit hook (which a
 // service turns into a reported stop) and leave the panic with its stack
 // in standard error, which a service sends to panic.log.
 func TestModulePanickedEndsThroughTheExitHook(t *testing.T) {
-	panicLog, err := os.Create(filepath.Join(t.TempDir(), "panic.log"))
+	panicLog, err := os.Create(filepath.Join(testdir.New(t, "node-panic-"), "panic.log"))
 	if err != nil {
 		t.Fatal(err)
 	}

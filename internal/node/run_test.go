@@ -18,6 +18,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -151,7 +152,7 @@ func writeConfig(t *testing.T, d *deps.Dependencies, dir string) string {
 // the join token once the certificates are issued. Each fails this test
 // when Run leaves it out.
 func TestRunWiresTheUpgradeAgentTheConfigWatchAndThePanicHook(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.Node(t, "node-run-")
 	d := runDeps(dir)
 	opts := Options{ConfigFile: writeConfig(t, d, dir), SkipEnvironmentCheck: true, Host: d.Host}
 	if err := opts.MemoryLimit.Set("off"); err != nil {

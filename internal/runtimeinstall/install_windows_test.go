@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,14 +43,20 @@ func (s services) Start(name string) error {
 
 var errWineStart = errors.New("not started: Wine's service manager never sees containerd report Running")
 
+// defaultEndpoint is containerd's default pipe, where the installed
+// config.toml (which names none) makes it listen, and what join
+// configures as the kubelet's runtime endpoint.
+const defaultEndpoint = "npipe://./pipe/containerd-containerd"
+
 // TestBundledContainerdInstallsAndAnswersCRI installs the runtime the
 // release bundles (make wine-test puts build/runtime.sh's programs beside
 // edgecore.exe, as the zip does) into a containerd folder of its own, with
 // the real file, ACL and service adapters: the programs and config.toml
 // land there restricted, the containerd service is registered with its
-// command line, the real containerd.exe loads that config.toml and answers
-// CRI Version and Status through its pipe, and what reset does with the
-// record leaves nothing behind.
+// command line, the real containerd.exe run with exactly that command line
+// loads that config.toml, answers CRI Version and Status through its pipe
+// and writes its log file, and what reset does with the record leaves
+// nothing behind but containerd's own log.
 func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 	if os.Getenv("EDGECORE_SERVICE_TEST") != "1" {
 		t.Skip("installs the containerd service: set EDGECORE_SERVICE_TEST=1 in an elevated prompt (or under Wine) to run it")
@@ -78,13 +86,10 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 		}
 	}
 	l := config.NewLayout(host)
-	// A pipe of the test's own: nothing else in the prefix answers there.
-	pipe := `\\.\pipe\containerd-bundle-test`
-	endpoint := "npipe://./pipe/containerd-bundle-test"
 	d := deps.ForHost(host, "", nil)
 	d.Services = services{}
 	h := runtimeinstall.OSHost(d)
-	o := runtimeinstall.Options{Layout: l, ReleaseDir: release, Choice: runtimeinstall.ChoiceBundled, Endpoint: endpoint,
+	o := runtimeinstall.Options{Layout: l, ReleaseDir: release, Choice: runtimeinstall.ChoiceBundled, Endpoint: defaultEndpoint,
 		SandboxImage: config.WindowsSandboxImage, Timeout: 30 * time.Second,
 		Versions: runtimeinstall.BundleVersions(h, config.Windows, release)}
 	ctx := context.Background()
@@ -110,8 +115,23 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 		if err := runtimeinstall.Remove(&rm, h, l, rec); err != nil {
 			t.Errorf("removing what was installed: %v\n%s", err, rm.String())
 		}
-		if _, err := os.Stat(l.ContainerdDir); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s is left after the removal (%v):\n%s", l.ContainerdDir, err, rm.String())
+		// Everything the installation wrote goes; containerd's own log,
+		// which the service wrote, stays for the operator, and with it
+		// the folder, as the removal says.
+		left, err := os.ReadDir(l.ContainerdDir)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			t.Error(err)
+		case len(left) != 1 || left[0].Name() != "containerd.log" || !strings.Contains(rm.String(), "kept "+l.ContainerdDir):
+			var names []string
+			for _, e := range left {
+				names = append(names, e.Name())
+			}
+			t.Errorf("%s holds %q after the removal, want containerd's log at most:\n%s", l.ContainerdDir, names, rm.String())
+		default:
+			os.Remove(filepath.Join(l.ContainerdDir, "containerd.log"))
+			os.Remove(l.ContainerdDir)
 		}
 		if st, _ := service.Query(runtimeinstall.ServiceName); st.Installed {
 			t.Errorf("the containerd service is left after the removal")
@@ -140,10 +160,23 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 	}
 	t.Log("under Wine containerd is started by hand, not by the service manager: it never reports Running there (every process is in session 1)")
 
-	cmd := exec.Command(containerd, "--config", l.ContainerdConfigFile, "--address", pipe,
-		"--root", filepath.Join(tmp, "root"), "--state", filepath.Join(tmp, "state"))
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
+	// The very command line the service manager holds for the service
+	// join registered (--config, --run-service, --log-file), run as the
+	// service manager runs it: CreateProcess with that string, and no
+	// console (--run-service allocates one of its own, which fails in a
+	// process that inherited its parent's). Outside a service,
+	// containerd's --run-service runs its service handler interactively
+	// and still logs to --log-file only. Its root and state are the ones
+	// join's config.toml names; its pipe is containerd's default, the
+	// endpoint join configures.
+	argv, err := service.SplitCommandLine(svc.CommandLine)
+	if err != nil || len(argv) == 0 || !strings.EqualFold(argv[0], containerd) {
+		t.Fatalf("the registered command line %q splits into %q (%v), not one that runs %s", svc.CommandLine, argv, err, containerd)
+	}
+	cmd := exec.Command(argv[0])
+	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: svc.CommandLine, CreationFlags: windows.DETACHED_PROCESS}
+	var console bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &console, &console
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -151,23 +184,27 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
+	logFile := filepath.Join(l.ContainerdDir, "containerd.log")
+	output := func() string {
+		log, _ := os.ReadFile(logFile)
+		return fmt.Sprintf("containerd run as %s\nits log file %s:\n%s\nits console:\n%s", svc.CommandLine, logFile, log, console.String())
+	}
 	// Started by hand, containerd is not the containerd service's
-	// process, and its pipe has go-winio's default descriptor: the node's
-	// own probe refuses it, naming the process.
+	// process: the node's own probe refuses it, naming the process.
 	pid := cmd.Process.Pid
-	_, err = runtimeinstall.WaitCRI(ctx, h, endpoint, 30*time.Second)
+	_, err = runtimeinstall.WaitCRI(ctx, h, defaultEndpoint, 30*time.Second)
 	var refused *servertrust.RefusedError
 	if !errors.As(err, &refused) || refused.Facts.Server.PID != pid {
-		t.Fatalf("the probe of a containerd started by hand (process %d): %v, want a refusal naming it\ncontainerd's output:\n%s", pid, err, log.String())
+		t.Fatalf("the probe of a containerd started by hand (process %d): %v, want a refusal naming it\n%s", pid, err, output())
 	}
 	t.Logf("refused as it should be: %v", err)
 	// Under Wine every process runs as one user and containerd cannot
 	// run as a service: the test stands in for the service manager.
 	trust := servertrusttest.AsService(pid)
 	h.CRI = hostprobe.CRIProbe(trust)
-	cri, err := runtimeinstall.WaitCRI(ctx, h, endpoint, 30*time.Second)
+	cri, err := runtimeinstall.WaitCRI(ctx, h, defaultEndpoint, 30*time.Second)
 	if err != nil {
-		t.Fatalf("%v\ncontainerd's output:\n%s", err, log.String())
+		t.Fatalf("%v\n%s", err, output())
 	}
 	if cri.RuntimeName != "containerd" || cri.RuntimeVersion != o.Versions["containerd"] || cri.RuntimeAPIVersion != "v1" {
 		t.Errorf("CRI Version answered %+v, want containerd %s", cri, o.Versions["containerd"])
@@ -179,9 +216,20 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 	if _, ok := conditions["RuntimeReady"]; !ok {
 		t.Errorf("CRI Status has no RuntimeReady condition: %+v", cri.Conditions)
 	}
-	t.Logf("containerd %s answered CRI Version and Status at %s: %+v", cri.RuntimeVersion, endpoint, cri.Conditions)
-	if !strings.Contains(log.String(), l.CNIConfDir) && !strings.Contains(log.String(), "cni") {
-		t.Logf("containerd's output does not name the CNI folder of the written config.toml")
+	t.Logf("containerd %s, run as the service's command line %s, answered CRI Version and Status at %s: %+v", cri.RuntimeVersion, svc.CommandLine, defaultEndpoint, cri.Conditions)
+	// --log-file takes containerd's whole log: the file the operator is
+	// told to read has the start and the CRI plugin's.
+	log, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatalf("containerd's log file: %v", err)
+	}
+	for _, want := range []string{"containerd successfully booted", "io.containerd.grpc.v1.cri"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("containerd's log file %s lacks %q:\n%s", logFile, want, log)
+		}
+	}
+	if console.Len() != 0 {
+		t.Logf("containerd's console (its log goes to the file):\n%s", console.String())
 	}
 	// Containers themselves need vmcompute, computestorage and
 	// computenetwork, which Wine has not: the journey runs pods on the fake

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -41,4 +42,25 @@ func Remove(t testing.TB, dir string) {
 			t.Errorf("remove %s: %v", paths[i], err)
 		}
 	}
+}
+
+// Node makes a directory for the test, as New does, where the node may
+// keep its files: on Windows at the system drive's root, since %TEMP% is
+// below C:\Users, whose folders the node refuses to restrict (package
+// protect); elsewhere in the temporary directory.
+func Node(t testing.TB, pattern string) string {
+	t.Helper()
+	if runtime.GOOS != "windows" {
+		return New(t, pattern)
+	}
+	drive := os.Getenv("SystemDrive")
+	if drive == "" {
+		drive = "C:"
+	}
+	dir, err := os.MkdirTemp(drive+`\`, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Remove(t, dir) })
+	return dir
 }

@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -24,11 +23,8 @@ import (
 	"unicode/utf16"
 
 	"github.com/kubeedge-windows/edgecore/config"
-	"github.com/kubeedge-windows/edgecore/internal/clock"
-	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 	"github.com/kubeedge-windows/edgecore/internal/testdir"
-	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
 func TestConfigFlagFindsTheEqualsForm(t *testing.T) {
@@ -125,147 +121,6 @@ func writeZipWith(t *testing.T, dir string, m release.Manifest, exe []byte, extr
 		t.Fatal(err)
 	}
 	return path
-}
-
-func linuxManifest(v string) release.Manifest {
-	return release.Manifest{Name: "edgecore", Version: v, OS: "linux", Arch: "amd64", KubeEdge: "v1.20.0", Binary: "edgecore"}
-}
-
-// realEnv is a Linux host in a temporary directory with spaces in its
-// paths: the package checks, the staging and the fetching work on real
-// files.
-func realEnv(t *testing.T) (Env, string) {
-	t.Helper()
-	if runtime.GOOS == "windows" {
-		// make wine-test runs this package under Wine for its Windows
-		// tests (runtime_windows_test.go).
-		t.Skip("lays out a Linux host (its paths, package names and rules) on the real file system; the same code's Windows behaviour is proven over the Windows layout by the recording-fake tests, which run here too")
-	}
-	root := filepath.Join(testdir.New(t, "upgrade-test-"), "host root")
-	l := config.NewLayout(config.Host{GOOS: "linux"})
-	p := NewPaths(l)
-	for _, f := range []*string{&p.KubeEdgeDir, &p.BackupRoot, &p.StateDir, &p.Journal, &p.Health, &p.LogFile, &p.NodeLogFile} {
-		*f = filepath.Join(root, *f)
-	}
-	return Env{
-		GOOS: "linux", Paths: p, FS: hostfs.OS{}, Service: "edgecore", Clock: clock.Real{},
-		Restrict: func(string) error { return nil }, PID: os.Getpid(), Version: "v0.1.0",
-	}, root
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
-func TestStagePackage(t *testing.T) {
-	e, root := realEnv(t)
-	dir := filepath.Join(root, "my downloads")
-	target := release.Target{OS: "linux", Arch: "amd64", Installed: "v0.1.0"}
-	good := writeZip(t, dir, linuxManifest("v0.2.0"), fakeELF())
-	var out bytes.Buffer
-	st, err := stagePackage(e, good, "", target, nil, &out)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	if st.Binary != filepath.Join(e.Paths.Staging("v0.2.0"), "edgecore") || st.Manifest.Version != "v0.2.0" {
-		t.Errorf("staged %+v", st)
-	}
-	if again, err := loadStaged(e, "v0.2.0"); err != nil || again.SHA256 != st.SHA256 {
-		t.Errorf("loadStaged: %+v %v", again, err)
-	}
-	wantLines(t, out.String(), "SHA256SUMS: 3 files match", "edgecore v0.2.0 for linux/amd64 (KubeEdge v1.20.0)", "staged ")
-	os.WriteFile(st.Binary, []byte("changed"), 0o755)
-	if _, err := loadStaged(e, "v0.2.0"); err == nil || !strings.Contains(err.Error(), "changed after it was verified") {
-		t.Errorf("a changed staged binary: %v", err)
-	}
-
-	zipSum, _ := release.FileSHA256(good)
-	for _, tc := range []struct {
-		name   string
-		path   string
-		digest string
-		target release.Target
-		want   string
-	}{
-		{"digest matches", good, "sha256:" + zipSum, target, ""},
-		{"digest differs", good, "sha256:" + strings.Repeat("0", 64), target, "not the expected"},
-		{"other os", writeZip(t, filepath.Join(root, "w"), release.Manifest{Name: "edgecore", Version: "v0.2.0", OS: "windows", Arch: "amd64", Binary: "edgecore.exe"}, fakePE()), "", target,
-			"for windows/amd64, and this host is linux/amd64"},
-		{"other arch", writeZip(t, filepath.Join(root, "a"), release.Manifest{Name: "edgecore", Version: "v0.2.0", OS: "linux", Arch: "arm64", Binary: "edgecore"}, fakeELF()), "", target,
-			"for linux/arm64"},
-		{"binary of another arch", writeZip(t, filepath.Join(root, "b"), release.Manifest{Name: "edgecore", Version: "v0.3.0", OS: "linux", Arch: "amd64", Binary: "edgecore"}, fakePE()), "", target,
-			"not an ELF executable"},
-		{"older", writeZip(t, filepath.Join(root, "o"), linuxManifest("v0.0.9"), fakeELF()), "", target, "older than the installed v0.1.0: pass --allow-downgrade"},
-		{"same", writeZip(t, filepath.Join(root, "s"), linuxManifest("v0.1.0"), fakeELF()), "", target, "installed already"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := stagePackage(e, tc.path, tc.digest, tc.target, nil, &bytes.Buffer{})
-			if tc.want == "" {
-				if err != nil {
-					t.Error(err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got %v, want %q", err, tc.want)
-			}
-			// The one refused after its binary was unpacked leaves
-			// neither the binary nor a record of it.
-			if tc.name == "binary of another arch" {
-				for _, f := range []string{"edgecore", stagedFile} {
-					if p := filepath.Join(e.Paths.Staging("v0.3.0"), f); exists(p) {
-						t.Errorf("the refused package left %s", p)
-					}
-				}
-			}
-		})
-	}
-}
-
-// The upgrade command refuses before it changes anything.
-func TestUpgradeCommandRefusals(t *testing.T) {
-	_, root := realEnv(t)
-	win := func(v, arch string) release.Manifest {
-		return release.Manifest{Name: "edgecore", Version: v, OS: "windows", Arch: arch, KubeEdge: "v1.20.0", Binary: "edgecore.exe"}
-	}
-	dir := filepath.Join(root, "pkgs with spaces")
-	newer := writeZip(t, filepath.Join(dir, "1"), win("v0.2.0", "amd64"), fakePE())
-	notZip := filepath.Join(dir, "not a zip.zip")
-	os.WriteFile(notZip, []byte("MZ"), 0o644)
-	for _, tc := range []struct {
-		name string
-		o    UpgradeOptions
-		want string
-		code int
-	}{
-		{"no package", UpgradeOptions{Timeout: time.Minute}, "--package: Required value", 1},
-		{"no timeout", UpgradeOptions{Package: newer}, "--timeout: Invalid value", 1},
-		{"bad digest flag", UpgradeOptions{Package: newer, Timeout: time.Minute, SHA256: "md5:x"}, "--sha256: Invalid value", 1},
-		{"wrong digest", UpgradeOptions{Package: newer, Timeout: time.Minute, SHA256: strings.Repeat("1", 64)}, "not the expected", 1},
-		{"arm64", UpgradeOptions{Package: writeZip(t, filepath.Join(dir, "2"), win("v0.2.0", "arm64"), fakePE()), Timeout: time.Minute}, "for windows/arm64, and this host is windows/amd64", 1},
-		{"older", UpgradeOptions{Package: writeZip(t, filepath.Join(dir, "3"), win("v0.0.9", "amd64"), fakePE()), Timeout: time.Minute}, "--allow-downgrade", 1},
-		{"same", UpgradeOptions{Package: writeZip(t, filepath.Join(dir, "4"), win("v0.1.0", "amd64"), fakePE()), Timeout: time.Minute}, "installed already", 0},
-		{"damaged", UpgradeOptions{Package: filepath.Join(dir, "missing.zip"), Timeout: time.Minute}, "missing.zip does not exist: give the path of the edgecore-", 1},
-		{"not a zip", UpgradeOptions{Package: notZip, Timeout: time.Minute}, "cannot read it as a zip", 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHost(newBin)
-			tc.o.Service = "edgecore"
-			var out bytes.Buffer
-			r := Upgrade(context.Background(), &out, h.env(900, "v0.1.0"), h.facts(), tc.o)
-			if !strings.Contains(r.Reason, tc.want) || r.ExitCode() != tc.code {
-				t.Errorf("%s (exit %d), want %q (exit %d)\n%s", r.Line(), r.ExitCode(), tc.want, tc.code, out.String())
-			}
-			h.must(t, h.exe, oldBin)
-			if h.svc.st.State != service.Running {
-				t.Error("the service was stopped")
-			}
-			if j, _ := loadJournal(h.env(1, "")); j != nil {
-				t.Errorf("a journal was written: %+v", j)
-			}
-		})
-	}
 }
 
 func TestSettings(t *testing.T) {
@@ -448,14 +303,4 @@ func utf16LE(s string) string {
 		b = append(b, byte(u), byte(u>>8))
 	}
 	return string(b)
-}
-
-func TestRollbackToRefusesAPath(t *testing.T) {
-	e, _ := realEnv(t)
-	for _, to := range []string{`..\..\Windows`, "../../etc", "v0.1.0/../../x", " v0.1.0", "C:v0.1.0"} {
-		_, _, err := chooseBackup(e, "v0.2.0", to)
-		if err == nil || !strings.Contains(err.Error(), "--to") || !strings.Contains(err.Error(), "give the version of a backup in") {
-			t.Errorf("--to %q: %v", to, err)
-		}
-	}
 }

@@ -2,44 +2,16 @@ package upgrade
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kubeedge-windows/edgecore/internal/release"
-	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 type sent struct {
 	job Job
 	r   Report
-}
-
-// realJobs runs the job steps of a Linux node in a temporary directory,
-// with the package repository a directory with spaces in its name.
-func realJobs(t *testing.T) (*Jobs, chan sent, string) {
-	t.Helper()
-	e, root := realEnv(t)
-	cfg := filepath.Join(root, "etc", "kube edge", "config", "edgecore.yaml")
-	os.MkdirAll(filepath.Dir(cfg), 0o755)
-	repo := filepath.Join(root, "package repository")
-	os.MkdirAll(repo, 0o755)
-	os.WriteFile(SettingsPath("linux", cfg), []byte("repository: '"+filepath.Join(repo, "edgecore-{version}-linux-amd64.zip")+"'\n"), 0o644)
-	ch := make(chan sent, 10)
-	return &Jobs{
-		Env: e, ConfigFile: cfg, Executable: filepath.Join(root, "bin", "edgecore"), Service: "edgecore",
-		Facts: Facts{Arch: "amd64", DataSource: func(string) (string, error) { return filepath.Join(root, "db", "edgecore.db"), nil }},
-		Fetch: Fetcher{}.Fetch,
-		Send:  func(j Job, r Report) { ch <- sent{j, r} },
-		Logf:  func(string, ...any) {},
-		Watch: func() {},
-	}, ch, repo
 }
 
 func waitSent(t *testing.T, ch chan sent) sent {
@@ -51,134 +23,6 @@ func waitSent(t *testing.T, ch chan sent) sent {
 		t.Fatal("nothing was reported")
 	}
 	return sent{}
-}
-
-func publish(t *testing.T, repo string, m release.Manifest, sums bool) (zipPath, digest string) {
-	t.Helper()
-	tmp := writeZip(t, filepath.Join(testdir.New(t, "upgrade-test-"), "build"), m, fakeELF())
-	zipPath = filepath.Join(repo, "edgecore-"+m.Version+"-linux-amd64.zip")
-	if m.KubeEdge != "" && strings.HasPrefix(m.KubeEdge, "v1.2") && m.Version == "v0.2.0-ke" {
-		zipPath = filepath.Join(repo, "edgecore-"+m.KubeEdge+"-linux-amd64.zip")
-	}
-	data, _ := os.ReadFile(tmp)
-	os.WriteFile(zipPath, data, 0o644)
-	s := sha256.Sum256(data)
-	digest = hex.EncodeToString(s[:])
-	if sums {
-		os.WriteFile(filepath.Join(repo, release.SumsFile), []byte(fmt.Sprintf("%s  %s\n", digest, filepath.Base(zipPath))), 0o644)
-	}
-	return zipPath, digest
-}
-
-func TestInitFetchesVerifiesAndStages(t *testing.T) {
-	job := Job{TaskID: "upgrade-to-v0.2.0", TaskType: "upgrade", Node: "win-1"}
-	for _, tc := range []struct {
-		name    string
-		publish func(t *testing.T, repo string) string // returns the job's digest
-		version string
-		want    string // "" success
-	}{
-		{"job digest", func(t *testing.T, repo string) string {
-			_, d := publish(t, repo, linuxManifest("v0.2.0"), false)
-			return "sha256:" + d
-		}, "v0.2.0", ""},
-		{"SHA256SUMS beside it", func(t *testing.T, repo string) string {
-			publish(t, repo, linuxManifest("v0.2.0"), true)
-			return ""
-		}, "v0.2.0", ""},
-		{"no checksum anywhere", func(t *testing.T, repo string) string {
-			publish(t, repo, linuxManifest("v0.2.0"), false)
-			return ""
-		}, "v0.2.0", "the job gives no digest (spec.imageDigestGatter.value)"},
-		{"digest of another file", func(t *testing.T, repo string) string {
-			publish(t, repo, linuxManifest("v0.2.0"), false)
-			return strings.Repeat("ab", 32)
-		}, "v0.2.0", "not the expected"},
-		{"not published", func(t *testing.T, repo string) string { return "" }, "v0.2.0", "edgecore-v0.2.0-linux-amd64.zip"},
-		{"another version inside", func(t *testing.T, repo string) string {
-			m := linuxManifest("v0.3.0")
-			tmp := writeZip(t, filepath.Join(testdir.New(t, "upgrade-test-"), "b"), m, fakeELF())
-			data, _ := os.ReadFile(tmp)
-			os.WriteFile(filepath.Join(repo, "edgecore-v0.2.0-linux-amd64.zip"), data, 0o644)
-			s := sha256.Sum256(data)
-			return hex.EncodeToString(s[:])
-		}, "v0.2.0", "holds edgecore v0.3.0 (KubeEdge v1.20.0), not the v0.2.0 the job asks for"},
-		{"job names the KubeEdge version", func(t *testing.T, repo string) string {
-			m := linuxManifest("v0.2.0")
-			m.KubeEdge = "v1.21.0"
-			tmp := writeZip(t, filepath.Join(testdir.New(t, "upgrade-test-"), "b"), m, fakeELF())
-			data, _ := os.ReadFile(tmp)
-			os.WriteFile(filepath.Join(repo, "edgecore-v1.21.0-linux-amd64.zip"), data, 0o644)
-			s := sha256.Sum256(data)
-			return hex.EncodeToString(s[:])
-		}, "v1.21.0", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			js, ch, repo := realJobs(t)
-			digest := tc.publish(t, repo)
-			r, now := js.Init(Request{Job: job, Version: tc.version, Digest: digest})
-			if now {
-				t.Fatalf("Init answered at once: %+v", r)
-			}
-			s := waitSent(t, ch)
-			if s.job != job || s.r.Event != "Init" {
-				t.Fatalf("sent %+v", s)
-			}
-			if tc.want == "" {
-				if !s.r.Success {
-					t.Fatalf("failed: %s", s.r.Reason)
-				}
-				st, err := loadStaged(js.Env, tc.version)
-				if err != nil || st.Manifest.Version != "v0.2.0" {
-					t.Errorf("staged for %s: %+v %v", tc.version, st, err)
-				}
-				return
-			}
-			if s.r.Success || !strings.Contains(s.r.Reason, tc.want) {
-				t.Errorf("reason %q, want %q", s.r.Reason, tc.want)
-			}
-			// A refused package leaves nothing it fetched or unpacked.
-			left, _ := os.ReadDir(js.Env.Paths.Staging(tc.version))
-			if len(left) != 0 {
-				t.Errorf("the refusal left %v in %s", left, js.Env.Paths.Staging(tc.version))
-			}
-		})
-	}
-}
-
-func TestInitEndsWithTheNodesContext(t *testing.T) {
-	js, ch, repo := realJobs(t)
-	publish(t, repo, linuxManifest("v0.2.0"), true)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // the node is stopping
-	js.Context = func() context.Context { return ctx }
-	if _, now := js.Init(Request{Job: Job{TaskID: "t"}, Version: "v0.2.0"}); now {
-		t.Fatal("Init answered at once")
-	}
-	if s := waitSent(t, ch); s.r.Success || !strings.Contains(s.r.Reason, "context canceled") {
-		t.Errorf("a fetch after the node stopped = %+v", s.r)
-	}
-}
-
-func TestInitAnswersAtOnce(t *testing.T) {
-	js, _, _ := realJobs(t)
-	for _, tc := range []struct {
-		req  Request
-		want Report
-	}{
-		{Request{Version: "v0.1.0"}, Report{Event: "Upgrade", Success: true, Reason: "edgecore v0.1.0 runs already"}},
-		{Request{Version: `..\..\Windows`}, Report{Event: "Init", Reason: `the NodeUpgradeJob's version "..\\..\\Windows" is not a semantic version such as v0.2.0: set spec.version to the release to install`}},
-		{Request{Version: " v0.2.0"}, Report{Event: "Init", Reason: `the NodeUpgradeJob's version " v0.2.0" has spaces around it: give it as "v0.2.0": set spec.version to the release to install`}},
-		{Request{Version: "v0.2.0", RequireConfirmation: true}, Report{Event: "Init"}},
-	} {
-		r, now := js.Init(tc.req)
-		if !now || r.Event != tc.want.Event || r.Success != tc.want.Success || (tc.want.Reason != "" && r.Reason != tc.want.Reason) {
-			t.Errorf("Init(%+v) = %+v, %v", tc.req, r, now)
-		}
-	}
-	if r, _ := js.Init(Request{Version: "v0.2.0", RequireConfirmation: true}); !strings.Contains(r.Reason, "requireConfirmation is not supported by edgecore for Windows in operations/v1alpha1") {
-		t.Errorf("confirmation: %q", r.Reason)
-	}
 }
 
 // jobsOn runs the job steps on the fake Windows host as the service's

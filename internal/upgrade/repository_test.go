@@ -2,8 +2,6 @@ package upgrade
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
@@ -99,50 +97,6 @@ func TestFetchErrorsNeverShowCredentials(t *testing.T) {
 		}
 		mustNotShowSecrets(t, what, err.Error())
 	}
-}
-
-// The NodeUpgradeJob's log lines and its report to the cloud name the
-// repository without its credentials.
-func TestJobFetchNeverShowsCredentials(t *testing.T) {
-	js, _, repo := realJobs(t)
-	srv := httptest.NewTLSServer(http.FileServer(http.Dir(repo)))
-	defer srv.Close()
-	os.WriteFile(SettingsPath("linux", js.ConfigFile), []byte("repository: '"+withCredentials(srv.URL, "/edgecore-{version}-linux-amd64.zip")+"'\n"), 0o644)
-	js.Fetch = Fetcher{Client: srv.Client()}.Fetch
-	var mu sync.Mutex
-	var logged []string
-	js.Logf = func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		logged = append(logged, strings.TrimSpace(strings.ReplaceAll(format, "%s", "")))
-		for _, a := range args {
-			if s, ok := a.(string); ok {
-				logged = append(logged, s)
-			}
-		}
-	}
-	// Not published yet: the fetch fails.
-	err := js.Stage(context.Background(), Request{Job: Job{TaskID: "t"}, Version: "v0.2.0"})
-	if err == nil {
-		t.Fatal("staged a package that is not published")
-	}
-	mustNotShowSecrets(t, "the job's error", err.Error())
-	// Published, but it holds another version.
-	tmp := writeZip(t, filepath.Join(testdir.New(t, "upgrade-test-"), "b"), linuxManifest("v0.3.0"), fakeELF())
-	data, _ := os.ReadFile(tmp)
-	os.WriteFile(filepath.Join(repo, "edgecore-v0.2.0-linux-amd64.zip"), data, 0o644)
-	s := sha256.Sum256(data)
-	err = js.Stage(context.Background(), Request{Job: Job{TaskID: "t"}, Version: "v0.2.0", Digest: hex.EncodeToString(s[:])})
-	if err == nil || !strings.Contains(err.Error(), "holds edgecore v0.3.0") || !strings.Contains(err.Error(), "https://***@127.0.0.1") {
-		t.Fatalf("another version inside = %v", err)
-	}
-	mustNotShowSecrets(t, "the job's error", err.Error())
-	mu.Lock()
-	defer mu.Unlock()
-	if len(logged) == 0 {
-		t.Fatal("nothing was logged")
-	}
-	mustNotShowSecrets(t, "the job's log", strings.Join(logged, "\n"))
 }
 
 // stuckFile is a file on a share that stopped answering: Read returns

@@ -3,7 +3,6 @@ package upgrade
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/release"
@@ -416,104 +414,4 @@ func TestAnIncompleteRuntimeInstallationIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the container runtime join installed is incomplete") || !strings.Contains(err.Error(), "win-bridge.exe") {
 		t.Errorf("got %v", err)
 	}
-}
-
-// realRuntimeEnv is realEnv with containerd's folders in its root, and
-// containerd v1 installed there, recorded as join's when byJoin.
-func realRuntimeEnv(t *testing.T, byJoin bool) (Env, string) {
-	t.Helper()
-	e, root := realEnv(t)
-	l := config.NewLayout(config.Host{GOOS: "linux"})
-	for _, f := range []*string{&l.ContainerdDir, &l.ContainerdConfigFile, &l.CNIBinDir, &l.CNIConfDir} {
-		*f = filepath.Join(root, *f)
-	}
-	e.Runtime = RuntimeEnv{Layout: l, CRI: func(context.Context, string) (hostprobe.CRIStatus, error) {
-		return hostprobe.CRIStatus{}, errors.New("not asked when staging")
-	}}
-	rec := runtimeinstall.Record{Service: runtimeinstall.ServiceName, Versions: rtOld}
-	for _, f := range runtimeinstall.Files {
-		p := f.Target(l)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(rtContent(f, pkgSame)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		rec.Files = append(rec.Files, p)
-	}
-	if byJoin {
-		data, _ := rec.Encode()
-		os.WriteFile(runtimeinstall.RecordFile(l), data, 0o644)
-	}
-	return e, root
-}
-
-// runtimeZip is a v0.2.0 package carrying the runtime pkg, or only n of
-// its programs.
-func runtimeZip(t *testing.T, dir, pkg string, n int) string {
-	t.Helper()
-	extra := map[string][]byte{}
-	for i, f := range runtimeinstall.Files {
-		if i < n {
-			extra[f.PackagePath()] = []byte(rtContent(f, pkg))
-		}
-	}
-	v, _ := json.Marshal(rtNew)
-	extra[runtimeinstall.BundleDir+"/"+runtimeinstall.ManifestFile] = v
-	return writeZipWith(t, dir, linuxManifest("v0.2.0"), fakeELF(), extra)
-}
-
-func TestStagePackageUnpacksTheRuntimeOnlyWhenTheHostNeedsIt(t *testing.T) {
-	target := release.Target{OS: "linux", Arch: "amd64", Installed: "v0.1.0"}
-	in := Installed{Service: "edgecore", ConfigFile: "/etc/kubeedge/config/edgecore.yaml", Version: "v0.1.0"}
-	facts := Facts{CRIEndpoint: func(string) (string, error) { return criPipe, nil }}
-	for _, tc := range []struct {
-		name     string
-		byJoin   bool
-		pkg      string
-		unpacked bool
-		planned  bool
-		wantNote string
-	}{
-		{"a new runtime over join's", true, pkgNew, true, true, "is replaced by the package's"},
-		{"the same runtime", true, pkgSame, false, false, "containerd is not restarted"},
-		{"the operator's runtime", false, pkgNew, false, false, "the host's own"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e, root := realRuntimeEnv(t, tc.byJoin)
-			zip := runtimeZip(t, filepath.Join(root, "downloads"), tc.pkg, len(runtimeinstall.Files))
-			var out bytes.Buffer
-			st, err := stagePackage(e, zip, "", target, nil, &out)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out.String())
-			}
-			if st.Runtime == nil || st.Runtime.Versions["containerd"] != rtNew["containerd"] || len(st.Runtime.Sums) != len(runtimeinstall.Files) {
-				t.Fatalf("staged runtime %+v", st.Runtime)
-			}
-			containerd := filepath.Join(e.Paths.Staging("v0.2.0"), "runtime", "containerd", "containerd.exe")
-			if exists(containerd) != tc.unpacked || (st.Runtime.Dir != "") != tc.unpacked {
-				t.Errorf("unpacked %v (dir %q), want %v", exists(containerd), st.Runtime.Dir, tc.unpacked)
-			}
-			again, err := loadStaged(e, "v0.2.0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rs, note, err := planRuntime(e, facts, in, again)
-			if err != nil || (rs != nil) != tc.planned || !strings.Contains(note, tc.wantNote) {
-				t.Errorf("plan %+v %q %v, want planned %v and %q", rs, note, err, tc.planned, tc.wantNote)
-			}
-			if tc.unpacked {
-				os.WriteFile(containerd, []byte("changed"), 0o755)
-				if _, err := loadStaged(e, "v0.2.0"); err == nil || !strings.Contains(err.Error(), "changed after it was verified") {
-					t.Errorf("a changed staged runtime program: %v", err)
-				}
-			}
-		})
-	}
-	t.Run("part of a runtime", func(t *testing.T) {
-		e, root := realRuntimeEnv(t, true)
-		zip := runtimeZip(t, filepath.Join(root, "downloads"), pkgNew, 4)
-		_, err := stagePackage(e, zip, "", target, nil, &bytes.Buffer{})
-		if err == nil || !strings.Contains(err.Error(), "folder has 4 of the 6 programs of the container runtime") {
-			t.Errorf("got %v", err)
-		}
-	})
 }

@@ -48,15 +48,19 @@ func (s *runtimeServices) SetCommandLine(name, _ string) error {
 	return nil
 }
 
-// TestRuntimeHelperProcess is the running container's shim of
+// shimEnv makes the test binary the running container's shim of
 // TestRuntimeSwapOnWindowsFiles: a process started from the shim's
-// program, which it holds until its input closes.
-func TestRuntimeHelperProcess(t *testing.T) {
-	if os.Getenv("EDGECORE_RUNTIME_SHIM") != "1" {
-		t.Skip("started by TestRuntimeSwapOnWindowsFiles")
+// program, which it holds until its input closes. An entry point of the
+// binary, not a test.
+const shimEnv = "EDGECORE_RUNTIME_SHIM"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(shimEnv) == "1" {
+		os.Stdout.WriteString("shim running\n")
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
 	}
-	os.Stdout.WriteString("shim running\n")
-	io.Copy(io.Discard, os.Stdin)
+	os.Exit(m.Run())
 }
 
 // TestRuntimeSwapOnWindowsFiles swaps the runtime join installed for a
@@ -126,8 +130,8 @@ func TestRuntimeSwapOnWindowsFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A container's shim runs from the installed program.
-	cmd := exec.Command(shim, "-test.run=^TestRuntimeHelperProcess$")
-	cmd.Env = append(os.Environ(), "EDGECORE_RUNTIME_SHIM=1")
+	cmd := exec.Command(shim, "-test.run=^$")
+	cmd.Env = append(os.Environ(), shimEnv+"=1")
 	stdin, _ := cmd.StdinPipe()
 	var shimOut bytes.Buffer
 	cmd.Stdout = &shimOut

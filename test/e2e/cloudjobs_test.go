@@ -27,10 +27,14 @@ import (
 const cloudJobBound = 6 * time.Minute
 
 // The images of the pre-pull: the fake runtime has neither; the second is
-// one its registry lacks (fakecri --fail-pull).
+// one its registry lacks (fakecri --fail-pull). The registry pulls only
+// with the pull secret's credentials (fakecri --registry-auth).
 const (
-	prePullGood    = "registry.example.com/cloudjobs/app:1"
-	prePullMissing = "registry.example.com/cloudjobs/missing:1"
+	prePullGood     = "registry.example.com/cloudjobs/app:1"
+	prePullMissing  = "registry.example.com/cloudjobs/missing:1"
+	prePullRegistry = "registry.example.com"
+	prePullUser     = "robot"
+	prePullPassword = "pw"
 )
 
 // TestWindowsCloudJobs sends a joined Windows node, which runs as the
@@ -50,7 +54,8 @@ func TestWindowsCloudJobs(t *testing.T) {
 	h.install(t, `C:\Program Files\edgecore`)
 	j := &journey{t: t, c: c, h: h, token: c.token(t), layout: config.NewLayout(config.Host{GOOS: "windows"})}
 	p := start(t, h.logDir, "fakecri", h.env, h.wine, mustEnv(t, "FAKECRI_EXE"),
-		"--endpoint", "npipe://./pipe/containerd-containerd", "-v", "--image-fs-dir", containerdRoot, "--fail-pull", prePullMissing)
+		"--endpoint", "npipe://./pipe/containerd-containerd", "-v", "--image-fs-dir", containerdRoot, "--fail-pull", prePullMissing,
+		"--registry-auth", prePullRegistry+"="+prePullUser+":"+prePullPassword)
 	eventually(t, time.Minute, "fakecri serving", func() (bool, error) { return p.logContains("serving"), nil })
 	j.fakecri = p
 	j.node = j.joinedNode(j.run(j.args(joinCommand), 0).out)
@@ -160,7 +165,8 @@ func TestWindowsCloudJobs(t *testing.T) {
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "line-registry", Namespace: "default"},
 		Type:       corev1.SecretTypeDockerConfigJson,
-		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"registry.example.com":{"username":"robot","password":"pw"}}}`)},
+		Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(fmt.Sprintf(`{"auths":{%q:{"username":%q,"password":%q}}}`,
+			prePullRegistry, prePullUser, prePullPassword))},
 	}
 	if _, err := c.client.CoreV1().Secrets("default").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
 		fatal(t, err)
@@ -204,8 +210,12 @@ func TestWindowsCloudJobs(t *testing.T) {
 		fatalf(t, "ImagePrePullJob windows-prepull: phase %s, actions %v, images %v; want Failure, Check=True Pull=False, %s True and %s False",
 			pn.Phase, flow, images, prePullGood, prePullMissing)
 	}
-	if !p.logContains("PullImage") {
-		errorl(t, "the fake runtime logged no PullImage: the images did not go through the node's CRI")
+	// The registry takes the secret's credentials only: the pulled image
+	// shows they reached the CRI pull; the pull lines name the user.
+	for _, img := range []string{prePullGood, prePullMissing} {
+		if line := "action: PullImage image=" + img + " user=" + prePullUser; !p.logContains(line) {
+			errorf(t, "the fake runtime never logged %q: the pull secret did not reach the node's CRI pull", line)
+		}
 	}
 	figures = append(figures, "ImagePrePullJob of 2 images (1 missing) "+fmtDur(pulled))
 

@@ -72,6 +72,32 @@ func windowsEdgeDir(t *testing.T, name string) (dir, driveC string) {
 	return dir, driveC
 }
 
+// installExe copies edgecore.exe to C:\Program Files\edgecore on the
+// prefix's drive C, where the quick start has an operator copy it, and
+// returns the copy: the node never runs from the checkout, which may lie
+// in a folder others may change (/tmp), as no operator's does.
+func installExe(t *testing.T, driveC, exe string) string {
+	t.Helper()
+	dir := filepath.Join(driveC, "Program Files", "edgecore")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fatal(t, err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		fatal(t, err)
+	}
+	dst := filepath.Join(dir, "edgecore.exe")
+	// A new file renamed into place: a program that still runs the old
+	// one keeps its own.
+	if err := os.WriteFile(dst+".new", data, 0o755); err != nil {
+		fatal(t, err)
+	}
+	if err := os.Rename(dst+".new", dst); err != nil {
+		fatal(t, err)
+	}
+	return dst
+}
+
 func (e *edge) command(bin string, args ...string) (string, []string) {
 	if len(e.wine) > 0 {
 		return e.wine[0], append(append(e.wine[1:], bin), args...)
@@ -101,7 +127,7 @@ func newNamedEdge(t *testing.T, c *cluster, goos, name string) *edge {
 	// Linux refuses the edge's startup check only when a kubelet runs;
 	// none does here.
 	if goos == "windows" {
-		e.bin = mustEnv(t, "EDGECORE_EXE")
+		e.bin = e.path(installExe(t, e.driveC, mustEnv(t, "EDGECORE_EXE")))
 		fake = mustEnv(t, "FAKECRI_EXE")
 		e.wine = []string{mustEnv(t, "WINE")}
 		e.env = []string{"WINEDEBUG=-all", "WINEPREFIX=" + mustEnv(t, "WINEPREFIX")}

@@ -208,16 +208,22 @@ func (s *shutdownHost) shutDown(cri *proc) shutdownRun {
 		}
 	}
 	// The regular pod's preStop hook, then its stop with its group's
-	// 20 s (30 s less the critical pods' 10 s), then the critical pod's
-	// hook and stop with 10 s. The kubelet runs an exec hook without a
-	// runtime time limit (timeout 0) and bounds it by the grace period
-	// itself.
+	// 20 s (30 s less the critical pods' 10 s), which its container uses
+	// 6 s of before it exits by itself; only then the critical pod's hook
+	// and stop with 10 s, of which it uses 3 s. The kubelet runs an exec
+	// hook without a runtime time limit (timeout 0) and bounds it by the
+	// grace period itself. A group's deadline shorter than what its
+	// container takes would show as Killed (or as a stop the node gave up
+	// on, Abandoned), and a group not waited for as the critical pod's
+	// hook before the regular container exited.
 	acts := runtimeActions(t, readFrom(t, cri.log, criOffset))
 	want := []string{
 		`ExecSync pod=default/regular container=app timeout=0s command="log preStop regular"`,
 		`StopContainer pod=default/regular container=app timeout=20s`,
+		fmt.Sprintf(`Exited pod=default/regular container=app code=1 after=%s`, stopTakes[regularPod]),
 		`ExecSync pod=default/critical container=app timeout=0s command="log preStop critical"`,
 		`StopContainer pod=default/critical container=app timeout=10s`,
+		fmt.Sprintf(`Exited pod=default/critical container=app code=1 after=%s`, stopTakes[criticalPod]),
 	}
 	var got []string
 	for _, a := range acts {
@@ -226,7 +232,10 @@ func (s *shutdownHost) shutDown(cri *proc) shutdownRun {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		fatalf(t, "the runtime saw, in order:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
-	run.gap = acts[3].at.Sub(acts[1].at)
+	if waited := acts[3].at.Sub(acts[1].at); waited < stopTakes[regularPod] {
+		fatalf(t, "the critical group began %s after the regular pod's stop, before its container had exited (%s)", fmtDur(waited), stopTakes[regularPod])
+	}
+	run.gap = acts[4].at.Sub(acts[1].at)
 	t.Logf("runtime: %s", strings.Join(got, "; "))
 	return run
 }
@@ -282,10 +291,15 @@ func (c *cluster) endedByShutdown(name string) func() (bool, error) {
 // restart.
 const recoverBoundShutdown = 2 * time.Minute
 
+// stopTakes is how long each pod's container takes to exit after its stop
+// signal (fakecri's `onstop 1 DURATION`): less than its group's grace
+// period, so that the node must wait that long for it.
+var stopTakes = map[string]time.Duration{regularPod: 6 * time.Second, criticalPod: 3 * time.Second}
+
 // createShutdownPod asks for a pod of the node with a preStop exec hook
 // that prints to the container's log through the fake runtime, a
-// container that exits 1 when stopped, and the priority class given (""
-// for the default, 0).
+// container that exits 1 when stopped after stopTakes, and the priority
+// class given ("" for the default, 0).
 func createShutdownPod(t *testing.T, c *cluster, node, name, priorityClass string) {
 	t.Helper()
 	pod := &corev1.Pod{
@@ -299,7 +313,7 @@ func createShutdownPod(t *testing.T, c *cluster, node, name, priorityClass strin
 				// Ended by its stop signal, as most processes are. One
 				// that exits 0 on it ends Succeeded, and the kubelet
 				// (on Linux too) then reports no shutdown reason.
-				Command: []string{fakecri.CmdOnStop, "1"},
+				Command: []string{fakecri.CmdOnStop, "1", stopTakes[name].String()},
 				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
 					Exec: &corev1.ExecAction{Command: []string{fakecri.CmdLog, "preStop", name}},
 				}},

@@ -24,6 +24,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -35,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/distribution/reference"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -80,17 +82,32 @@ type Options struct {
 	PodCIDR string
 	// CallLog, when set, is told of every call and its error, if any.
 	CallLog func(method string, err error)
-	// Actions, when set, is told of each stop of a container and each
-	// ExecSync in one (see Action), before the call returns.
+	// Actions, when set, is told of each stop of a container, how a
+	// stop that took time ended, each ExecSync in one and each image pull
+	// (see Action), before the call returns.
 	Actions func(Action)
 	// FailPulls are image references whose pull fails, as a registry
 	// that does not have them would make it (NotFound); a test's way to
 	// show a pull that does not work.
 	FailPulls []string
+	// Registries are registries whose images need credentials, by host
+	// (registry.example.com, or docker.io for Docker Hub's): a pull
+	// without them, or with others, fails as the registry's 401 makes
+	// containerd's fail (Unknown, "401 Unauthorized"). Actions, when set,
+	// is told of each pull with the user it came with.
+	Registries map[string]Credential
 	// StreamAddr is where the exec and attach streaming server listens;
 	// empty means 127.0.0.1 on any free port. The kubelet connects to it
 	// and proxies the API server's streams there.
 	StreamAddr string
+}
+
+// Credential is what a registry of Options.Registries takes: the CRI pull
+// request's AuthConfig must carry this user and password, as username and
+// password or as auth (base64 of "user:password"), which is how the
+// kubelet and containerd hand on a pull secret's entry.
+type Credential struct {
+	Username, Password string
 }
 
 // The stats every container and sandbox reports: fixed, so that a test
@@ -242,8 +259,13 @@ type container struct {
 	// done is closed when the container stops running.
 	done  chan struct{}
 	logMu sync.Mutex
-	// stopCode is the exit code a stop ends the container with (CmdOnStop).
-	stopCode int32
+	// stopCode is the exit code a stop ends the container with, and
+	// stopTakes how long its main process takes to exit after the stop
+	// signal (CmdOnStop).
+	stopCode  int32
+	stopTakes time.Duration
+	// stopping is set once a stop that takes time has begun.
+	stopping bool
 }
 
 // service implements both CRI services over one state. The embedded
@@ -504,8 +526,8 @@ func (s *service) start(id string) (*container, error) {
 }
 
 // stop ends a created or running container as if its main process
-// exited on the stop signal: with code 0 unless its `onstop` command set
-// another.
+// exited on the stop signal at once: with code 0 unless its `onstop`
+// command set another.
 func stop(c *container) {
 	reason := "Completed"
 	if c.stopCode != 0 {
@@ -514,12 +536,21 @@ func stop(c *container) {
 	finish(c, c.stopCode, reason)
 }
 
+// ExitKilled is the exit code of a container the runtime killed when the
+// stop's grace period ended before its main process exited.
+const ExitKilled = 137
+
 // Action is a call on one container that a test reads back: a stop, with
 // the grace period the kubelet gave it, or an ExecSync (how the kubelet
 // runs a preStop exec hook, and exec probes), with its command and time
-// limit.
+// limit; the end of a stop that took time (the container's main process
+// exited by itself, or was killed when the grace period ended, or the
+// caller gave up waiting); or an image pull, with the user of its
+// credentials.
 type Action struct {
-	// Call is "StopContainer" or "ExecSync".
+	// Call is "StopContainer", "ExecSync", "Exited" or "Killed" (a
+	// stop that took time ended), "Abandoned" (the caller of such a stop
+	// went away first) or "PullImage".
 	Call string
 	// Pod is the container's pod as namespace/name and Container its name,
 	// from the kubelet's labels and the container's metadata.
@@ -530,12 +561,30 @@ type Action struct {
 	Timeout int64
 	// Command is ExecSync's.
 	Command []string
+	// Code is the exit code of Exited and Killed, and After how long the
+	// stop took until then, in whole seconds.
+	Code  int32
+	After time.Duration
+	// Image is PullImage's, and User the user name of its credentials
+	// ("" for none).
+	Image, User string
 }
 
 // String is the action on one line, as `fakecri -v` logs it after
 // "action: ", e.g. "StopContainer pod=default/app container=app
-// timeout=30s".
+// timeout=30s", "Exited pod=default/app container=app code=1 after=5s" or
+// "PullImage image=registry.example.com/app:1 user=robot".
 func (a Action) String() string {
+	switch a.Call {
+	case "PullImage":
+		return fmt.Sprintf("%s image=%s user=%s", a.Call, a.Image, a.User)
+	case "Exited", "Killed", "Abandoned":
+		line := fmt.Sprintf("%s pod=%s container=%s", a.Call, a.Pod, a.Container)
+		if a.Call != "Abandoned" {
+			line += fmt.Sprintf(" code=%d", a.Code)
+		}
+		return line + fmt.Sprintf(" after=%s", a.After.Round(time.Second))
+	}
 	line := fmt.Sprintf("%s pod=%s container=%s timeout=%ds", a.Call, a.Pod, a.Container, a.Timeout)
 	if a.Call == "ExecSync" {
 		line += fmt.Sprintf(" command=%q", strings.Join(a.Command, " "))
@@ -545,32 +594,95 @@ func (a Action) String() string {
 
 // action tells Options.Actions of a call on c. The caller holds s.mu.
 func (s *service) action(c *container, call string, timeout int64, command []string) {
+	s.tell(c, Action{Call: call, Timeout: timeout, Command: command})
+}
+
+// tell tells Options.Actions of a, a call on c. The caller holds s.mu.
+func (s *service) tell(c *container, a Action) {
 	if s.opts.Actions == nil {
 		return
 	}
 	st := &c.status
-	s.opts.Actions(Action{
-		Call:      call,
-		Pod:       st.Labels["io.kubernetes.pod.namespace"] + "/" + st.Labels["io.kubernetes.pod.name"],
-		Container: st.Metadata.GetName(),
-		Timeout:   timeout,
-		Command:   command,
-	})
+	a.Pod = st.Labels["io.kubernetes.pod.namespace"] + "/" + st.Labels["io.kubernetes.pod.name"]
+	a.Container = st.Metadata.GetName()
+	s.opts.Actions(a)
 }
 
 // StopContainer is idempotent, as CRI requires, also for a container that
-// is gone. A container of the fake stops at once, whatever the grace
-// period; Options.Actions is told of the stop of a running one.
-func (s *service) StopContainer(_ context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
+// is gone. A container's main process exits at once on the stop signal,
+// unless its `onstop` command made it take time: then the call returns
+// when it has exited, or kills it when the grace period (the request's
+// timeout) ends first, as containerd does. Options.Actions is told of the
+// stop of a running container, and of how a stop that took time ended.
+func (s *service) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.containers[req.ContainerId]; ok {
-		if c.status.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			s.action(c, "StopContainer", req.Timeout, nil)
+	c, ok := s.containers[req.ContainerId]
+	if !ok || c.status.State != runtimeapi.ContainerState_CONTAINER_RUNNING || c.stopTakes == 0 {
+		if ok {
+			if c.status.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				s.action(c, "StopContainer", req.Timeout, nil)
+			}
+			stop(c)
 		}
-		stop(c)
+		s.mu.Unlock()
+		return &runtimeapi.StopContainerResponse{}, nil
 	}
+	if c.stopping {
+		// A second stop of one under way waits for the same end.
+		s.mu.Unlock()
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+		}
+		return &runtimeapi.StopContainerResponse{}, nil
+	}
+	c.stopping = true
+	s.action(c, "StopContainer", req.Timeout, nil)
+	grace := time.Duration(req.Timeout) * time.Second
+	s.mu.Unlock()
+	s.stopping(ctx, c, grace)
 	return &runtimeapi.StopContainerResponse{}, nil
+}
+
+// stopping waits for a container whose main process takes c.stopTakes to
+// exit after its stop signal, and kills it when grace ends first. A caller
+// that goes away leaves the stop going on, as a real runtime's does.
+func (s *service) stopping(ctx context.Context, c *container, grace time.Duration) {
+	began := time.Now()
+	exits := time.NewTimer(c.stopTakes)
+	defer exits.Stop()
+	kill := time.NewTimer(grace)
+	defer kill.Stop()
+	end := func(call string, code int32, reason string) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if c.status.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			return // ended otherwise meanwhile (its sandbox stopped)
+		}
+		finish(c, code, reason)
+		s.tell(c, Action{Call: call, Code: code, After: time.Since(began)})
+	}
+	reason := "Completed"
+	if c.stopCode != 0 {
+		reason = "Error"
+	}
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-exits.C:
+			end("Exited", c.stopCode, reason)
+			return
+		case <-kill.C:
+			end("Killed", ExitKilled, "Error")
+			return
+		case <-ctx.Done():
+			s.mu.Lock()
+			s.tell(c, Action{Call: "Abandoned", After: time.Since(began)})
+			s.mu.Unlock()
+			ctx = context.Background()
+		}
+	}
 }
 
 func (s *service) RemoveContainer(_ context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
@@ -838,11 +950,20 @@ func (s *service) ImageStatus(_ context.Context, req *runtimeapi.ImageStatusRequ
 	return &runtimeapi.ImageStatusResponse{Image: s.findImage(req.GetImage().GetImage())}, nil
 }
 
-// PullImage makes any image present at once; nothing is downloaded.
+// PullImage makes any image present at once; nothing is downloaded. An
+// image of a registry of Options.Registries needs that registry's
+// credentials.
 func (s *service) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
 	name := req.GetImage().GetImage()
 	if name == "" {
 		return nil, status.Error(codes.InvalidArgument, "no image to pull")
+	}
+	user, err := s.authorize(name, req.GetAuth())
+	if s.opts.Actions != nil {
+		s.opts.Actions(Action{Call: "PullImage", Image: name, User: user})
+	}
+	if err != nil {
+		return nil, err
 	}
 	for _, f := range s.opts.FailPulls {
 		if f == name {
@@ -852,6 +973,35 @@ func (s *service) PullImage(_ context.Context, req *runtimeapi.PullImageRequest)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &runtimeapi.PullImageResponse{ImageRef: s.addImage(name).Id}, nil
+}
+
+// authorize checks a pull of image against the credentials its registry
+// needs (Options.Registries) and returns the user the request came with.
+// The error is the one containerd returns for a registry's 401, naming the
+// registry and the user, never the password.
+func (s *service) authorize(image string, auth *runtimeapi.AuthConfig) (string, error) {
+	user, password := auth.GetUsername(), auth.GetPassword()
+	if a := auth.GetAuth(); a != "" {
+		if raw, err := base64.StdEncoding.DecodeString(a); err == nil {
+			user, password, _ = strings.Cut(string(raw), ":")
+		}
+	}
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return user, status.Errorf(codes.InvalidArgument, "pull %s: %v", image, err)
+	}
+	host := reference.Domain(named)
+	want, ok := s.opts.Registries[host]
+	if !ok {
+		return user, nil
+	}
+	if user == "" {
+		return user, status.Errorf(codes.Unknown, "failed to pull and unpack image %q: failed to authorize: %s: 401 Unauthorized (no credentials)", image, host)
+	}
+	if user != want.Username || password != want.Password {
+		return user, status.Errorf(codes.Unknown, "failed to pull and unpack image %q: failed to authorize: %s: 401 Unauthorized (user %q)", image, host, user)
+	}
+	return user, nil
 }
 
 func (s *service) RemoveImage(_ context.Context, req *runtimeapi.RemoveImageRequest) (*runtimeapi.RemoveImageResponse, error) {

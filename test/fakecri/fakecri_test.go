@@ -2,12 +2,15 @@ package fakecri
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +22,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	crierrors "k8s.io/cri-api/pkg/errors"
 	remote "k8s.io/cri-client/pkg"
+
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 const pause = "registry.k8s.io/pause:3.9"
@@ -40,14 +45,19 @@ func serve(t *testing.T, endpoint string, opts Options) *Server {
 	return s
 }
 
+// pipes numbers the named pipes of the tests on Windows.
+var pipes atomic.Int64
+
 // kubeletClients connects the kubelet's own CRI clients, which apply the
-// kubelet's checks to every answer, over a unix socket.
+// kubelet's checks to every answer, over a unix socket, or on Windows (make
+// wine-test runs this package under Wine) over a named pipe, as the Windows
+// kubelet reaches containerd.
 func kubeletClients(t *testing.T, opts Options) (internalapi.RuntimeService, internalapi.ImageManagerService) {
 	t.Helper()
+	endpoint := "unix://" + filepath.Join(testdir.New(t, "fakecri-"), "cri.sock")
 	if runtime.GOOS == "windows" {
-		t.Skip("the kubelet's client takes npipe:// and tcp:// on Windows; covered by the Wine test")
+		endpoint = fmt.Sprintf("npipe://./pipe/fakecri-test-%d-%d", os.Getpid(), pipes.Add(1))
 	}
-	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
 	serve(t, endpoint, opts)
 	rs, err := remote.NewRemoteRuntimeService(endpoint, 10*time.Second, nil, nil)
 	if err != nil {
@@ -94,7 +104,7 @@ func TestRuntimeIsReadyAndNamesItself(t *testing.T) {
 // The kubelet's image client refuses an image whose size is 0; a pulled
 // image must pass it, and the image file system must account for it.
 func TestPulledImagePassesTheKubeletsChecks(t *testing.T) {
-	fsDir := filepath.Join(t.TempDir(), "images")
+	fsDir := filepath.Join(testdir.New(t, "fakecri-"), "images")
 	_, is := kubeletClients(t, Options{Images: []string{pause}, ImageFsDir: fsDir})
 	ctx := context.Background()
 	const nginx = "mcr.microsoft.com/windows/nanoserver:ltsc2022"
@@ -151,7 +161,7 @@ func TestPulledImagePassesTheKubeletsChecks(t *testing.T) {
 func TestPodLifecycle(t *testing.T) {
 	rs, is := kubeletClients(t, Options{})
 	ctx := context.Background()
-	logDir := t.TempDir()
+	logDir := testdir.New(t, "fakecri-")
 
 	id, err := rs.RunPodSandbox(ctx, sandboxConfig("web", logDir), "")
 	if err != nil {
@@ -274,11 +284,11 @@ func TestPodLifecycle(t *testing.T) {
 func TestHostNetworkSandboxes(t *testing.T) {
 	rs, _ := kubeletClients(t, Options{})
 	ctx := context.Background()
-	linux := sandboxConfig("linux-host", t.TempDir())
+	linux := sandboxConfig("linux-host", testdir.New(t, "fakecri-"))
 	linux.Linux = &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 		NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
 	}}
-	windows := sandboxConfig("hostprocess", t.TempDir())
+	windows := sandboxConfig("hostprocess", testdir.New(t, "fakecri-"))
 	windows.Windows = &runtimeapi.WindowsPodSandboxConfig{SecurityContext: &runtimeapi.WindowsSandboxSecurityContext{HostProcess: true}}
 	for _, cfg := range []*runtimeapi.PodSandboxConfig{linux, windows} {
 		id, err := rs.RunPodSandbox(ctx, cfg, "")
@@ -303,7 +313,7 @@ func TestPodCIDRRunsOut(t *testing.T) {
 	ctx := context.Background()
 	var ips []string
 	for i := 0; ; i++ {
-		id, err := rs.RunPodSandbox(ctx, sandboxConfig("p"+string(rune('a'+i)), t.TempDir()), "")
+		id, err := rs.RunPodSandbox(ctx, sandboxConfig("p"+string(rune('a'+i)), testdir.New(t, "fakecri-")), "")
 		if err != nil {
 			if status.Code(err) != codes.ResourceExhausted {
 				t.Errorf("error %v, want ResourceExhausted", err)
@@ -406,22 +416,6 @@ func TestListenRefusesOtherEndpoints(t *testing.T) {
 	}
 }
 
-// A socket file left by a runtime that died is replaced, as containerd does.
-func TestListenReplacesStaleSocket(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("unix sockets are not the Windows endpoint")
-	}
-	p := filepath.Join(t.TempDir(), "cri.sock")
-	if err := os.WriteFile(p, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l, err := Listen("unix://" + p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
-}
-
 // A test reads back which container was stopped with which grace period,
 // and what ran in it first: the kubelet runs a preStop exec hook with
 // ExecSync, then stops the container with what is left of the grace.
@@ -434,7 +428,7 @@ func TestActionsRecordStopsAndExecs(t *testing.T) {
 		got = append(got, a.String())
 	}})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", t.TempDir())
+	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
 	sbCfg.Metadata.Namespace = "shop"
 	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
 	if err != nil {
@@ -467,6 +461,7 @@ func TestActionsRecordStopsAndExecs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
+		`PullImage image=` + pause + ` user=`,
 		`ExecSync pod=shop/web container=app timeout=20s command="echo bye"`,
 		`StopContainer pod=shop/web container=app timeout=18s`,
 	}
@@ -482,7 +477,7 @@ func TestActionsRecordStopsAndExecs(t *testing.T) {
 func TestOnStopSetsTheExitCodeOfAStop(t *testing.T) {
 	rs, is := kubeletClients(t, Options{})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", t.TempDir())
+	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
 	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
 	if err != nil {
 		t.Fatal(err)
@@ -538,5 +533,137 @@ func TestFailPullsFailsOnlyThoseImages(t *testing.T) {
 	}
 	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A container whose main process takes time to exit after its stop
+// signal (`onstop CODE DURATION`) keeps the stop waiting that long when
+// the grace period allows it, and ends with its own code; a grace period
+// that ends sooner kills it. Either way the actions say how it ended.
+func TestStopWaitsForTheContainerUpToItsGracePeriod(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	rs, is := kubeletClients(t, Options{Actions: func(a Action) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, a.String())
+	}})
+	ctx := context.Background()
+	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
+	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		takes      string
+		grace      int64
+		wantCode   int32
+		wantAction string
+		min, max   time.Duration
+	}{
+		{"exits within its grace", "2s", 10, 1, "Exited pod=default/web container=exits within its grace code=1 after=2s", 2 * time.Second, 8 * time.Second},
+		{"killed at the end of its grace", "30s", 1, ExitKilled, "Killed pod=default/web container=killed at the end of its grace code=137 after=1s", time.Second, 8 * time.Second},
+	} {
+		cid, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: tc.name},
+			Image:    &runtimeapi.ImageSpec{Image: ref},
+			Command:  []string{CmdOnStop, "1", tc.takes},
+			Labels:   map[string]string{"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "default"},
+		}, sbCfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.StartContainer(ctx, cid); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got = nil
+		mu.Unlock()
+		began := time.Now()
+		if err := rs.StopContainer(ctx, cid, tc.grace); err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(began)
+		if took < tc.min || took > tc.max {
+			t.Errorf("%s: StopContainer returned after %v, want %v to %v", tc.name, took, tc.min, tc.max)
+		}
+		st, err := rs.ContainerStatus(ctx, cid, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Status.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.Status.ExitCode != tc.wantCode {
+			t.Errorf("%s: %v, exit %d; want exited with %d", tc.name, st.Status.State, st.Status.ExitCode, tc.wantCode)
+		}
+		want := fmt.Sprintf("StopContainer pod=default/web container=%s timeout=%ds\n%s", tc.name, tc.grace, tc.wantAction)
+		mu.Lock()
+		if strings.Join(got, "\n") != want {
+			t.Errorf("%s: actions\n%s\nwant\n%s", tc.name, strings.Join(got, "\n"), want)
+		}
+		mu.Unlock()
+	}
+}
+
+// An image of a registry that needs credentials pulls only with them, as
+// the pull request's username and password or as its auth; the pull
+// action names the user it came with, never the password.
+func TestPullNeedsTheRegistrysCredentials(t *testing.T) {
+	const private = "registry.example.com/line/app:1"
+	var mu sync.Mutex
+	var got []string
+	_, is := kubeletClients(t, Options{
+		Registries: map[string]Credential{"registry.example.com": {Username: "robot", Password: "pw"}},
+		Actions: func(a Action) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, a.String())
+		},
+	})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		auth *runtimeapi.AuthConfig
+		want string
+	}{
+		{"none", nil, "401 Unauthorized (no credentials)"},
+		{"wrong password", &runtimeapi.AuthConfig{Username: "robot", Password: "guess"}, `401 Unauthorized (user "robot")`},
+		{"another user", &runtimeapi.AuthConfig{Auth: base64.StdEncoding.EncodeToString([]byte("intruder:pw"))}, `401 Unauthorized (user "intruder")`},
+	} {
+		_, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: private}, tc.auth, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "guess") {
+			t.Errorf("pull with %s credentials: %v; want a refusal with %q and no password", tc.name, err, tc.want)
+		}
+	}
+	if st, err := is.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: private}, false); err != nil || st.Image != nil {
+		t.Fatalf("after the refused pulls: %v, %v", st.GetImage(), err)
+	}
+	for _, auth := range []*runtimeapi.AuthConfig{
+		{Username: "robot", Password: "pw"},
+		{Auth: base64.StdEncoding.EncodeToString([]byte("robot:pw"))},
+	} {
+		if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: private}, auth, nil); err != nil {
+			t.Errorf("pull with the registry's credentials %+v: %v", auth, err)
+		}
+	}
+	// Other registries need none.
+	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"PullImage image=" + private + " user=",
+		"PullImage image=" + private + " user=robot",
+		"PullImage image=" + private + " user=intruder",
+		"PullImage image=" + private + " user=robot",
+		"PullImage image=" + private + " user=robot",
+		"PullImage image=" + pause + " user=",
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("actions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

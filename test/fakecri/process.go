@@ -37,7 +37,10 @@ const (
 	// CmdOnStop sets the exit code the container's main process ends
 	// with when the runtime stops it: 0 (the default) for a process that
 	// exits cleanly on its stop signal, another for one the signal ends,
-	// as most do.
+	// as most do; and, with a second argument (a Go duration such as
+	// "5s"), how long the process takes to exit after the signal, as one
+	// that finishes its work first does. A stop whose grace period ends
+	// sooner kills it (ExitKilled).
 	CmdOnStop = "onstop"
 )
 
@@ -164,12 +167,21 @@ func (s *service) command(c *container, cmd []string, in io.Reader, out, errOut 
 		s.mu.Unlock()
 		return 0
 	case CmdOnStop:
+		var takes time.Duration
+		if len(args) == 2 {
+			d, err := time.ParseDuration(args[1])
+			if err != nil || d < 0 {
+				fmt.Fprintf(errOut, "%s: %q is not how long the process takes to stop (a duration such as 5s)\n", name, args[1])
+				return 2
+			}
+			takes, args = d, args[:1]
+		}
 		n, ok := code()
 		if !ok {
 			return n
 		}
 		s.mu.Lock()
-		c.stopCode = int32(n)
+		c.stopCode, c.stopTakes = int32(n), takes
 		s.mu.Unlock()
 		return 0
 	default:

@@ -18,6 +18,8 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	utilexec "k8s.io/utils/exec"
+
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 // runningContainer starts a sandbox and a container running cmd, with its
@@ -25,7 +27,7 @@ import (
 func runningContainer(t *testing.T, rs internalapi.RuntimeService, cmd ...string) (sandboxID, id, logPath string) {
 	t.Helper()
 	ctx := context.Background()
-	logDir := t.TempDir()
+	logDir := testdir.New(t, "fakecri-")
 	sbCfg := sandboxConfig("shell", logDir)
 	sandboxID, err := rs.RunPodSandbox(ctx, sbCfg, "")
 	if err != nil {
@@ -222,7 +224,7 @@ func TestExecAndAttachThroughTheStreamingServer(t *testing.T) {
 }
 
 func TestStatsAreTheKnownNumbers(t *testing.T) {
-	rs, _ := kubeletClients(t, Options{Images: []string{pause}, ImageFsDir: t.TempDir()})
+	rs, _ := kubeletClients(t, Options{Images: []string{pause}, ImageFsDir: testdir.New(t, "fakecri-")})
 	sandboxID, id, _ := runningContainer(t, rs, CmdEcho, "up")
 	ctx := context.Background()
 

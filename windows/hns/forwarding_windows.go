@@ -74,6 +74,11 @@ func ipInterface(addr netip.Addr) (Interface, mibIPInterfaceRow, error) {
 	if err != nil {
 		return Interface{}, mibIPInterfaceRow{}, err
 	}
+	// A host whose iphlpapi.dll lacks the call (Wine 8's does) gets an
+	// error rather than the panic of calling a procedure not found.
+	if err := procGetIpInterfaceEntry.Find(); err != nil {
+		return Interface{}, mibIPInterfaceRow{}, fmt.Errorf("read the IPv4 settings of %q: this host's IP helper API has no GetIpInterfaceEntry (%v)", iface.Name, err)
+	}
 	row := mibIPInterfaceRow{Family: windows.AF_INET, InterfaceIndex: uint32(iface.Index)}
 	if rc, _, _ := procGetIpInterfaceEntry.Call(uintptr(unsafe.Pointer(&row))); rc != 0 {
 		return Interface{}, row, fmt.Errorf("read the IPv4 settings of %q (GetIpInterfaceEntry): %w", iface.Name, syscall.Errno(rc))
@@ -97,6 +102,9 @@ func (Client) EnableForwarding(addr netip.Addr) error {
 	// SetIpInterfaceEntry refuses an IPv4 row whose SitePrefixLength is
 	// not 0, which GetIpInterfaceEntry may have filled in.
 	row.SitePrefixLength = 0
+	if err := procSetIpInterfaceEntry.Find(); err != nil {
+		return fmt.Errorf("enable forwarding on %q: this host's IP helper API has no SetIpInterfaceEntry (%v)", i.Name, err)
+	}
 	if rc, _, _ := procSetIpInterfaceEntry.Call(uintptr(unsafe.Pointer(&row))); rc != 0 {
 		return fmt.Errorf("enable forwarding on %q (SetIpInterfaceEntry): %w", i.Name, syscall.Errno(rc))
 	}

@@ -29,10 +29,3 @@ func TestEveryCallNeedsWindows(t *testing.T) {
 		}
 	}
 }
-
-func TestIsType(t *testing.T) {
-	n := Network{Type: "l2bridge"}
-	if !n.IsType(TypeL2Bridge) || n.IsType("NAT") {
-		t.Error("HNS network types compare without regard to case")
-	}
-}

@@ -5,13 +5,16 @@
 //	    records the events of `go test -json` (test/wine, which drives
 //	    edgecore.exe from Linux) and prints their output as -v would;
 //	wintest windows -results DIR -tags TAGS -run build/wine/run.sh
-//	    finds every package whose Windows test files are not all built on
-//	    Linux too (the _windows_test.go files and test/winservice),
-//	    cross-compiles its test binary, runs it under Wine through the
-//	    -run script and records its events (go tool test2json);
+//	    finds every package whose Windows build compiles a file its Linux
+//	    build does not (a _windows.go file, a _windows_test.go file,
+//	    test/winservice's tests), cross-compiles its test binary, runs it
+//	    under Wine through the -run script and records its events (go tool
+//	    test2json); a package with Windows code and no tests is recorded
+//	    as such;
 //	wintest summary -results DIR
 //	    prints passed, failed and skipped tests per package and every skip
-//	    with its reason; exits 1 when a test or a package failed.
+//	    with its reason; a test whose subtests all skipped counts as
+//	    skipped, not passed; exits 1 when a test or a package failed.
 //
 // The summary is what CI shows of the Windows tests: which ran, and which
 // Wine could not run and why.
@@ -125,70 +128,108 @@ func record(r io.Reader, w io.Writer, path string) error {
 	return f.Close()
 }
 
-// windowsOnlyPackages lists the packages with a test file that the Linux
-// build of the tests leaves out: go list's view for each OS, compared.
-func windowsOnlyPackages(tags string) ([]string, error) {
-	list := func(goos string) (map[string][]string, error) {
-		cmd := exec.Command("go", "list", "-tags", tags, "-f", `{{.ImportPath}} {{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}`, "./...")
-		cmd.Env = append(os.Environ(), "GOOS="+goos)
+// listed is what go list says of one package for one OS.
+type listed struct {
+	ImportPath                         string
+	GoFiles, TestGoFiles, XTestGoFiles []string
+}
+
+// files are the Go files the package's build and test build compile.
+func (l listed) files() []string {
+	return append(append(append([]string{}, l.GoFiles...), l.TestGoFiles...), l.XTestGoFiles...)
+}
+
+func (l listed) hasTests() bool { return len(l.TestGoFiles)+len(l.XTestGoFiles) > 0 }
+
+// windowsPackages lists the packages whose Windows build compiles a file
+// the Linux build leaves out, and of those the ones without a test file:
+// go list's view for each OS, compared.
+func windowsPackages(tags string) (run, untested []string, err error) {
+	list := func(goos string) (map[string]listed, error) {
+		cmd := exec.Command("go", "list", "-tags", tags, "-json=ImportPath,GoFiles,TestGoFiles,XTestGoFiles", "./...")
+		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64")
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		if err != nil {
 			return nil, fmt.Errorf("go list for %s: %w", goos, err)
 		}
-		m := map[string][]string{}
-		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			f := strings.Fields(l)
-			if len(f) > 0 {
-				m[f[0]] = f[1:]
+		m := map[string]listed{}
+		dec := json.NewDecoder(strings.NewReader(string(out)))
+		for dec.More() {
+			var l listed
+			if err := dec.Decode(&l); err != nil {
+				return nil, fmt.Errorf("go list for %s: %w", goos, err)
 			}
+			m[l.ImportPath] = l
 		}
 		return m, nil
 	}
 	linux, err := list("linux")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	windows, err := list("windows")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return windowsOnly(linux, windows), nil
+	run, untested = windowsOnly(linux, windows)
+	return run, untested, nil
 }
 
-// windowsOnly names, in order, the packages of windows with a test file
-// that linux lacks.
-func windowsOnly(linux, windows map[string][]string) []string {
-	var pkgs []string
-	for p, files := range windows {
+// windowsOnly names, in order, the packages of windows with a file that
+// linux lacks: those with test files to run, and those without.
+func windowsOnly(linux, windows map[string]listed) (run, untested []string) {
+	for p, w := range windows {
 		have := map[string]bool{}
-		for _, f := range linux[p] {
+		for _, f := range linux[p].files() {
 			have[f] = true
 		}
-		for _, f := range files {
-			if !have[f] {
-				pkgs = append(pkgs, p)
-				break
+		for _, f := range w.files() {
+			if have[f] {
+				continue
 			}
+			if w.hasTests() {
+				run = append(run, p)
+			} else {
+				untested = append(untested, p)
+			}
+			break
 		}
 	}
-	sort.Strings(pkgs)
-	return pkgs
+	sort.Strings(run)
+	sort.Strings(untested)
+	return run, untested
 }
 
 // runWindows builds and runs each package's Windows test binary. A package
-// whose binary does not build is recorded as failed; the others still run.
+// whose binary does not build is recorded as failed; the others still run,
+// and the error at the end names every package that failed.
 func runWindows(results, tags, runner string, pkgs []string) error {
 	if len(pkgs) == 0 {
+		var untested []string
 		var err error
-		if pkgs, err = windowsOnlyPackages(tags); err != nil {
+		if pkgs, untested, err = windowsPackages(tags); err != nil {
 			return err
+		}
+		for _, p := range untested {
+			fmt.Printf("=== %s has Windows code and no tests\n", p)
+			if err := writeEvents(filepath.Join(results, fileName(p)), event{Action: "skip", Package: p, Output: noTests}); err != nil {
+				return err
+			}
 		}
 	}
 	bin := filepath.Join(results, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
+	dirs, err := packageDirs(tags, pkgs)
+	if err != nil {
+		return err
+	}
+	if runner, err = filepath.Abs(runner); err != nil {
+		return err
+	}
+	var failed []string
 	for _, p := range pkgs {
 		path := filepath.Join(results, fileName(p))
 		exe, err := filepath.Abs(filepath.Join(bin, filepath.Base(p)+".test.exe"))
@@ -203,12 +244,16 @@ func runWindows(results, tags, runner string, pkgs []string) error {
 				return err
 			}
 			fmt.Printf("%s\n%s: the test binary does not build: %v\n", out, p, err)
+			failed = append(failed, p)
 			continue
 		}
 		// test2json turns the binary's -test.v=test2json output into
 		// events; its exit status is the binary's, which the summary
 		// reads from the events instead.
 		cmd := exec.Command("go", "tool", "test2json", "-p", p, runner, exe, "-test.v=test2json", "-test.count=1", "-test.timeout=15m")
+		// In the package's folder, as go test runs a test binary: tests
+		// read their testdata/ from there.
+		cmd.Dir = dirs[p]
 		cmd.Stderr = os.Stderr
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
@@ -220,9 +265,37 @@ func runWindows(results, tags, runner string, pkgs []string) error {
 		if err := record(stdout, os.Stdout, path); err != nil {
 			return err
 		}
-		_ = cmd.Wait()
+		// The events say which tests failed; the exit status also says
+		// so for a binary that ended before reporting.
+		if err := cmd.Wait(); err != nil {
+			failed = append(failed, p)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d test binaries failed under Wine: %s", len(failed), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// packageDirs are the source folders of pkgs, by import path.
+func packageDirs(tags string, pkgs []string) (map[string]string, error) {
+	cmd := exec.Command("go", append([]string{"list", "-tags", tags, "-json=ImportPath,Dir"}, pkgs...)...)
+	cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list: %w", err)
+	}
+	dirs := map[string]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var l struct{ ImportPath, Dir string }
+		if err := dec.Decode(&l); err != nil {
+			return nil, fmt.Errorf("go list: %w", err)
+		}
+		dirs[l.ImportPath] = l.Dir
+	}
+	return dirs, nil
 }
 
 func writeEvents(path string, events ...event) error {
@@ -240,12 +313,18 @@ func writeEvents(path string, events ...event) error {
 	return f.Close()
 }
 
+// noTests is the output recorded for a package with Windows code and no
+// test file.
+const noTests = "[no test files]"
+
 // pkgResult is what the summary says of one package.
 type pkgResult struct {
 	Name                   string
 	Passed, Failed, Skips  []string
 	SkipReasons            map[string]string
 	PackageFailed, Outcome bool
+	// NoTests is set for a package with Windows code and no test file.
+	NoTests bool
 }
 
 // summarize prints the results recorded in dir; failed is true when a test
@@ -277,7 +356,9 @@ func summarize(dir string, w io.Writer) (failed bool, err error) {
 	var np, nf, ns int
 	for _, p := range all {
 		status := ""
-		if p.PackageFailed && len(p.Failed) == 0 {
+		if p.NoTests {
+			status = " (Windows code, no tests)"
+		} else if p.PackageFailed && len(p.Failed) == 0 {
 			status = " (package failed: see its output above)"
 		} else if !p.Outcome {
 			status = " (no result: the test binary ended early)"
@@ -310,6 +391,9 @@ func parse(r io.Reader) ([]*pkgResult, error) {
 	byName := map[string]*pkgResult{}
 	var order []string
 	output := map[string][]string{} // package + test → output lines
+	// Each package's tests in the order they ended, with their outcome.
+	ended := map[string][]string{}
+	outcome := map[string]string{} // package + test → pass, fail or skip
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
 	for sc.Scan() {
@@ -334,17 +418,13 @@ func parse(r io.Reader) ([]*pkgResult, error) {
 			if e.Test == "" {
 				p.Outcome = true
 				p.PackageFailed = e.Action == "fail"
+				p.NoTests = e.Action == "skip" && strings.Contains(e.Output, noTests)
 				continue
 			}
-			switch e.Action {
-			case "pass":
-				p.Passed = append(p.Passed, e.Test)
-			case "fail":
-				p.Failed = append(p.Failed, e.Test)
-			case "skip":
-				p.Skips = append(p.Skips, e.Test)
-				p.SkipReasons[e.Test] = skipReason(output[key])
+			if _, seen := outcome[key]; !seen {
+				ended[e.Package] = append(ended[e.Package], e.Test)
 			}
+			outcome[key] = e.Action
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -352,9 +432,62 @@ func parse(r io.Reader) ([]*pkgResult, error) {
 	}
 	var out []*pkgResult
 	for _, n := range order {
-		out = append(out, byName[n])
+		p := byName[n]
+		tests := ended[n]
+		// A test that passed with subtests that all skipped ran nothing
+		// of its own worth counting: it counts as skipped, deepest first
+		// so that a parent of such parents does too.
+		byDepth := append([]string{}, tests...)
+		sort.SliceStable(byDepth, func(i, j int) bool { return strings.Count(byDepth[i], "/") > strings.Count(byDepth[j], "/") })
+		allSkipped := map[string]int{}
+		for _, t := range byDepth {
+			key := n + "\x00" + t
+			if outcome[key] != "pass" {
+				continue
+			}
+			var subs, skipped int
+			for _, c := range tests {
+				if parent, _, ok := cutLast(c); ok && parent == t {
+					subs++
+					if outcome[n+"\x00"+c] == "skip" {
+						skipped++
+					}
+				}
+			}
+			if subs > 0 && skipped == subs {
+				outcome[key] = "skip"
+				allSkipped[t] = subs
+			}
+		}
+		for _, t := range tests {
+			key := n + "\x00" + t
+			switch outcome[key] {
+			case "pass":
+				p.Passed = append(p.Passed, t)
+			case "fail":
+				p.Failed = append(p.Failed, t)
+			case "skip":
+				p.Skips = append(p.Skips, t)
+				if k := allSkipped[t]; k > 0 {
+					p.SkipReasons[t] = fmt.Sprintf("all %d of its subtests skipped", k)
+				} else {
+					p.SkipReasons[t] = skipReason(output[key])
+				}
+			}
+		}
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+// cutLast splits a subtest's name at its last slash: its parent and its
+// own name. A name without one is a top-level test.
+func cutLast(name string) (parent, sub string, ok bool) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return "", name, false
+	}
+	return name[:i], name[i+1:], true
 }
 
 // skipReason is the last message a skipped test logged, which is the one

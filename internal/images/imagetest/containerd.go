@@ -8,13 +8,13 @@ import (
 )
 
 // StartContainerd runs a real containerd (exe) with the configuration
-// cfg until the test ends, and waits up to a minute until ready (the
+// cfg and the further arguments args until the test ends, and waits up to a minute until ready (the
 // socket or pipe answers); its log is shown when the test fails. It
 // returns the daemon's process ID.
-func StartContainerd(t *testing.T, exe, cfg string, ready func() error) (pid int) {
+func StartContainerd(t *testing.T, exe, cfg string, ready func() error, args ...string) (pid int) {
 	t.Helper()
 	var logs bytes.Buffer
-	cmd := exec.Command(exe, "--config", cfg)
+	cmd := exec.Command(exe, append([]string{"--config", cfg}, args...)...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -3,15 +3,17 @@
 // on npipe://./pipe/containerd-containerd by default.
 //
 //	fakecri [--endpoint npipe://./pipe/NAME|tcp://127.0.0.1:PORT|unix:///PATH]
-//	        [--image NAME]... [--image-size BYTES] [--image-fs-dir DIR] [--pod-cidr CIDR] [--v]
+//	        [--image NAME]... [--image-size BYTES] [--image-fs-dir DIR] [--pod-cidr CIDR]
+//	        [--fail-pull IMAGE]... [--registry-auth HOST=USER:PASSWORD]... [--v]
 //	        [--pipe-sddl SDDL]
 //
 // Its pipe is administrators-only (fakecri.PipeSDDL) unless --pipe-sddl
 // says otherwise: --pipe-sddl "" serves it as any user's program would,
 // which the node refuses to talk to.
 //
-// With -v it logs every CRI call, and each container stop and ExecSync
-// as "action: " and the action (fakecri.Action).
+// With -v it logs every CRI call, and each container stop, how a stop that
+// took time ended, each ExecSync and each image pull (with the user of its
+// credentials) as "action: " and the action (fakecri.Action).
 package main
 
 import (
@@ -46,6 +48,8 @@ func main() {
 	flag.Var(&imgs, "image", "an image present from the start (repeatable)")
 	var failPulls images
 	flag.Var(&failPulls, "fail-pull", "an image reference whose pull fails with NotFound (repeatable)")
+	var auths images
+	flag.Var(&auths, "registry-auth", "HOST=USER:PASSWORD: the registry's images pull only with these credentials (repeatable)")
 	flag.Uint64Var(&opts.ImageSize, "image-size", fakecri.DefaultImageSize, "size in bytes reported for every image; must not be 0")
 	flag.StringVar(&opts.ImageFsDir, "image-fs-dir", filepath.Join(os.TempDir(), "fakecri"), "directory reported as the image file system")
 	flag.StringVar(&opts.PodCIDR, "pod-cidr", fakecri.DefaultPodCIDR, "range pod sandbox IPs are taken from")
@@ -63,6 +67,17 @@ func main() {
 	}
 	opts.Images = imgs
 	opts.FailPulls = failPulls
+	for _, a := range auths {
+		host, cred, ok := strings.Cut(a, "=")
+		user, password, ok2 := strings.Cut(cred, ":")
+		if !ok || !ok2 || host == "" || user == "" {
+			fail("--registry-auth %q: want HOST=USER:PASSWORD", a)
+		}
+		if opts.Registries == nil {
+			opts.Registries = map[string]fakecri.Credential{}
+		}
+		opts.Registries[host] = fakecri.Credential{Username: user, Password: password}
+	}
 	if *verbose {
 		opts.CallLog = func(method string, err error) {
 			if err != nil {
@@ -72,7 +87,8 @@ func main() {
 			log.Print(method)
 		}
 		// Tests read these lines back: which container was stopped with
-		// which grace period, and what ran in it, in order.
+		// which grace period, how long it took, what ran in it, and which
+		// images were pulled with whose credentials, in order.
 		opts.Actions = func(a fakecri.Action) { log.Printf("action: %s", a) }
 	}
 

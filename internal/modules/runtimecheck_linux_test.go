@@ -20,7 +20,9 @@ import (
 // server, refuses (and closes) one servertrust refuses, and hands over one
 // it trusts. The endpoint is a Unix socket this test serves, so on Linux
 // the host's own peer credentials trust it; the refusal comes from a host
-// whose facts say another user serves it.
+// whose facts say another user serves it. Built for Linux only (a Unix
+// socket's peer); the pipe's server is judged in windows/pipe and
+// internal/servertrust.
 func TestRuntimeDialsCheckTheServer(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "cri.sock")
 	l, err := net.Listen("unix", sock)
