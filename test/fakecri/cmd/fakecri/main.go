@@ -5,8 +5,9 @@
 //	fakecri [--endpoint npipe://./pipe/NAME|tcp://127.0.0.1:PORT|unix:///PATH]
 //	        [--image NAME]... [--image-size BYTES] [--image-fs-dir DIR] [--pod-cidr CIDR] [--v]
 //
-// With -v it logs every CRI call, and each container stop and ExecSync
-// as "action: " and the action (fakecri.Action).
+// With -v it logs every CRI call, each container stop and ExecSync as
+// "action: " and the action (fakecri.Action), and each call on a pod's
+// sandbox or container as "pod call: " and the call (fakecri.PodCall).
 package main
 
 import (
@@ -68,6 +69,9 @@ func main() {
 		// Tests read these lines back: which container was stopped with
 		// which grace period, and what ran in it, in order.
 		opts.Actions = func(a fakecri.Action) { log.Printf("action: %s", a) }
+		// And which pod each sandbox and container call was about: what
+		// the kubelet created, started and looked at, and when.
+		opts.PodCalls = func(c fakecri.PodCall) { log.Printf("pod call: %s", c) }
 	}
 
 	srv, err := fakecri.New(opts)
