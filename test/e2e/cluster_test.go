@@ -39,8 +39,11 @@ type cluster struct {
 	// controllerManager runs only in the scenarios that need it.
 	controllerManager *proc
 	cloudArgs         []string
-	hubPort           int
-	certPort          int
+	// hubAnswered is when the hub of the cloudcore started last first
+	// answered.
+	hubAnswered time.Time
+	hubPort     int
+	certPort    int
 }
 
 func startCluster(t *testing.T) *cluster {
