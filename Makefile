@@ -58,23 +58,29 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux runtime containerd-test test unit vet check-deadcode wine-test wine-setup bench bench-node bench-recovery conformance upstream-check clean package package-test e2e
+.PHONY: all workspace tools windows linux runtime keadm-fixture containerd-test test unit vet check-deadcode wine-test wine-setup bench bench-node bench-recovery conformance upstream-check clean package package-test e2e
 
 all: windows linux
 
 # Windows version information (file and product version, names) and a
 # manifest that declares the supported Windows versions, so that the
 # kubelet sees the real Windows build rather than a compatibility one.
+# The product version string is the whole version ($(VERSION)): upgrade
+# and takeover read the installed binary's version from it without
+# running the binary (internal/version.OfFile); the fixed numbers are
+# taken from it. A build of another version gets its own (winres_version).
 SYSO := cmd/edgecore/rsrc_windows_amd64.syso
-VERSION_NUMBER := $(shell echo $(VERSION) | sed -E 's/^v//; s/[-+].*//').0
 GO_WINRES := github.com/tc-hib/go-winres@v0.3.3
 
 $(SYSO): Makefile
 	go run $(GO_WINRES) simply --arch amd64 --out cmd/edgecore/rsrc --manifest cli \
-		--product-name "edgecore for Windows" --product-version $(VERSION_NUMBER) \
-		--file-version $(VERSION_NUMBER) --original-filename edgecore.exe \
-		--file-description "KubeEdge edge node agent for Windows Server ($(VERSION), KubeEdge $(KUBEEDGE_VERSION))" \
+		--product-name "edgecore for Windows" --product-version $(VERSION) \
+		--file-version $(VERSION) --original-filename edgecore.exe \
+		--file-description "KubeEdge edge node agent for Windows Server" \
 		--copyright "Copyright 2026 the edgecore for Windows authors; Apache License 2.0"
+# winres_version sets the version resource of the binary $(1) to $(2).
+winres_version = echo '{}' > $(1).winres.json && go run $(GO_WINRES) patch --no-backup --in $(1).winres.json \
+	--product-version $(2) --file-version $(2) $(1) && rm -f $(1).winres.json
 
 windows: $(WIN_EXE)
 $(WORK): $(wildcard patches/*.patch) build/patch-upstream.sh go.mod go.sum
@@ -119,6 +125,7 @@ unit: $(WORK)
 FIGURE_DOCS = $(filter-out docs/threat-model.md,$(wildcard docs/*.md))
 vet: $(WORK)
 	build/bump-upstream.sh --check
+	build/bump-runtime.sh --check
 	GOOS=windows go vet -tags $(EDGECORE_TAGS) ./...
 	cd staging/src/github.com/kubeedge/beehive && GOOS=windows go vet ./...
 	build/check-layers.sh
@@ -138,8 +145,12 @@ wine-setup:
 # proxy by build/runtime.sh with this Go, CGO_ENABLED=0, in a module of its
 # own (not this project's go.mod), and kept per version under
 # $(RUNTIME_OUT): a rebuild with the same versions costs nothing.
-CONTAINERD_VERSION := v2.1.4
-HCSSHIM_VERSION := v0.13.0
+# containerd's 2.3 line is its long-term support line (to April 2028);
+# hcsshim is the newest release the proxy can build (docs/runtime.md, "Which
+# containerd"); build/bump-runtime.sh moves them and --check (in vet) says
+# when they fall behind.
+CONTAINERD_VERSION := v2.3.7
+HCSSHIM_VERSION := v0.14.1
 CNI_PLUGINS_VERSION := v1.10.0
 RUNTIME_OUT := $(OUT)/runtime
 RUNTIME_ENV := CONTAINERD_VERSION=$(CONTAINERD_VERSION) HCSSHIM_VERSION=$(HCSSHIM_VERSION) CNI_PLUGINS_VERSION=$(CNI_PLUGINS_VERSION)
@@ -172,6 +183,27 @@ FAKECRI_EXE := $(OUT)/windows-amd64/fakecri.exe
 FAKECRI_SOURCES := $(wildcard test/fakecri/*.go test/fakecri/cmd/fakecri/*.go) go.mod go.sum
 $(FAKECRI_EXE): $(FAKECRI_SOURCES) $(WORK)
 	GOOS=windows go build -trimpath -buildvcs=false -o $@ ./test/fakecri/cmd/fakecri
+
+# Upstream's edgecore main built in this module graph (bench-node's
+# reference, below): keadm's node in the takeover scenario runs it.
+REF := $(OUT)/reference
+REF_EXE := $(REF)/windows-amd64/edgecore.exe
+
+# What upstream's keadm v1.23 leaves on a Windows host, made by upstream's
+# own code (test/keadmnode): the configuration fixtures of the takeover
+# tests (make keadm-fixture writes them; the takeover e2e checks they are
+# current) and, in the takeover e2e, the keadm node itself. Stamped as
+# upstream's release is, so that keadm's edgeCoreVersion is its own.
+KEADMNODE_EXE := $(OUT)/windows-amd64/keadmnode.exe
+KEADM_FIXTURES := test/keadmnode/testdata
+$(KEADMNODE_EXE): test/keadmnode/main.go go.mod go.sum $(WORK)
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GOBUILD) -o $@ ./test/keadmnode
+# The fixed inputs of the fixtures: documentation addresses, a token of the
+# right form that no cloud issued.
+KEADM_FIXTURE_ARGS := --edgenode-name win-edge-1 --node-ip 192.0.2.10 --cloudcore-ipport 192.0.2.1:10000 \
+	--token 3f6e9a1c0b2d4e5f60718293a4b5c6d7e8f90123456789abcdef0123456789ab.eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjE3MDAwMDAwMDB9.c2lnbmF0dXJl
+keadm-fixture: $(KEADMNODE_EXE) wine-setup
+	build/wine/run.sh $(KEADMNODE_EXE) config --out 'Z:$(subst /,\,$(CURDIR)/$(KEADM_FIXTURES))' $(KEADM_FIXTURE_ARGS)
 
 # A device mapper's side of the DMI pipe, for test/wine.
 DMICLIENT_EXE := $(OUT)/windows-amd64/dmiclient.exe
@@ -233,7 +265,9 @@ UPGRADE_GOOD := $(UPGRADE)/edgecore-$(UPGRADE_GOOD_VERSION)-windows-amd64.zip
 UPGRADE_BAD := $(UPGRADE)/edgecore-$(UPGRADE_BAD_VERSION)-windows-amd64.zip
 $(UPGRADE)/$(UPGRADE_GOOD_VERSION)/edgecore.exe: $(SOURCES) $(WORK) $(SYSO)
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) go build -trimpath -buildvcs=false -tags $(EDGECORE_TAGS) \
-		-ldflags "$(call ldflags,$(UPGRADE_GOOD_VERSION),$(UPGRADE_GOOD_KUBEEDGE))" -o $@ ./cmd/edgecore
+		-ldflags "$(call ldflags,$(UPGRADE_GOOD_VERSION),$(UPGRADE_GOOD_KUBEEDGE))" -o $@.tmp ./cmd/edgecore
+	$(call winres_version,$@.tmp,$(UPGRADE_GOOD_VERSION))
+	mv $@.tmp $@
 $(UPGRADE)/$(UPGRADE_BAD_VERSION)/edgecore.exe: test/e2e/badrelease/main.go
 	GOOS=windows GOARCH=amd64 go build -trimpath -buildvcs=false -o $@ ./test/e2e/badrelease
 $(UPGRADE_GOOD): $(UPGRADE)/$(UPGRADE_GOOD_VERSION)/edgecore.exe build/package.sh $(RELEASED)
@@ -288,9 +322,10 @@ E2E_ENV = JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) PRESHUTDOWN_EXE=$(CURDIR)/$(PRESHUTDOWN_EXE) \
+	KEADMNODE_EXE=$(CURDIR)/$(KEADMNODE_EXE) KEADM_EDGECORE_EXE=$(CURDIR)/$(REF_EXE) KEADM_FIXTURE_ARGS='$(KEADM_FIXTURE_ARGS)' \
 	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine)
 
-e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(E2E)/kube-apiserver $(E2E)/kube-controller-manager $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) $(PREVIOUS_EXE)
+e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(KEADMNODE_EXE) $(REF_EXE) $(E2E)/kube-apiserver $(E2E)/kube-controller-manager $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) $(PREVIOUS_EXE)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	$(E2E_ENV) go test -tags e2e -count=1 -v -timeout 45m $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/
 	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
@@ -312,8 +347,6 @@ bench:
 # table of medians and ratios under a line with the date and the machine,
 # kept in $(BENCH_TABLE), keeps each node's log in $(OUT)/bench-node-logs,
 # asserts nothing and is not part of `make test`.
-REF := $(OUT)/reference
-REF_EXE := $(REF)/windows-amd64/edgecore.exe
 REF_BIN := $(REF)/linux-amd64/edgecore
 REF_PKG := github.com/kubeedge/kubeedge/edge/cmd/edgecore
 BENCH_RUNS ?= 3

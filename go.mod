@@ -29,6 +29,7 @@ require (
 	k8s.io/client-go v0.32.10
 	k8s.io/component-base v0.32.10
 	k8s.io/cri-api v0.32.10
+	k8s.io/cri-client v0.32.10
 	k8s.io/klog/v2 v2.130.1
 	k8s.io/kubernetes v1.32.10
 	sigs.k8s.io/yaml v1.4.0
@@ -193,7 +194,6 @@ require (
 	k8s.io/cluster-bootstrap v0.32.10 // indirect
 	k8s.io/component-helpers v0.0.0 // indirect
 	k8s.io/controller-manager v0.32.9 // indirect
-	k8s.io/cri-client v0.32.10 // indirect
 	k8s.io/csi-translation-lib v0.32.10 // indirect
 	k8s.io/dynamic-resource-allocation v0.0.0 // indirect
 	k8s.io/endpointslice v0.0.0 // indirect

@@ -2,6 +2,7 @@ package config
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 )
@@ -107,4 +108,25 @@ func stringFields(c *v1alpha2.EdgeCoreConfig) []stringField {
 		add("modules.edgeStream.tlsTunnelPrivateKeyFile", kindPath, &s.TLSTunnelPrivateKeyFile, keyFile)
 	}
 	return fs
+}
+
+// PathFields names, by their YAML paths, the fields of the configuration
+// that hold a file, a folder, a pipe or a socket: the strings this file
+// treats as paths, whatever sections a configuration leaves out. A list
+// of paths (serviceAccountKeyFiles) is named once, without an index.
+func PathFields() []string {
+	c := v1alpha2.NewDefaultEdgeCoreConfig()
+	if c.Modules.EventBus.TLS == nil {
+		c.Modules.EventBus.TLS = &v1alpha2.EventBusTLS{}
+	}
+	c.Modules.MetaManager.MetaServer.ServiceAccountKeyFiles = []string{""}
+	var out []string
+	for _, f := range stringFields(c) {
+		if f.kind == kindEndpoint {
+			continue
+		}
+		name, _, _ := strings.Cut(f.name, "[")
+		out = append(out, name)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 
 	"sigs.k8s.io/yaml"
 
@@ -28,6 +29,12 @@ func Sample(kind string, host Host) (*v1alpha2.EdgeCoreConfig, error) {
 		c = v1alpha2.NewDefaultEdgeCoreConfig()
 	default:
 		return nil, fmt.Errorf("unknown kind of sample config %q: use %q or %q", kind, KindMinimal, KindDefault)
+	}
+	// Upstream's defaults hand out the kubelet's package-level eviction
+	// map itself: a file decoded on top of one sample would change every
+	// later one.
+	if m := c.Modules; m != nil && m.Edged != nil && m.Edged.TailoredKubeletConfig != nil {
+		m.Edged.TailoredKubeletConfig.EvictionHard = maps.Clone(m.Edged.TailoredKubeletConfig.EvictionHard)
 	}
 	applyHost(c, host)
 	return c, nil

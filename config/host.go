@@ -21,6 +21,16 @@ type Host struct {
 	// directories live under the first, edgecore's own files on the second.
 	ProgramFiles string
 	SystemDrive  string
+	// SystemRoot, ProgramFilesX86, ProgramData and Public are
+	// %SystemRoot%, %ProgramFiles(x86)%, %ProgramData% and %PUBLIC% on
+	// Windows ("" elsewhere, or when unset): with ProgramFiles they say
+	// where Windows' own folders are (Layout.Windows), which the node
+	// never restricts. %PUBLIC% is C:\Users\Public: its folder holds the
+	// user profiles.
+	SystemRoot      string
+	ProgramFilesX86 string
+	ProgramData     string
+	Public          string
 }
 
 // DefaultNodeName is used when the host name has nothing usable in it.
@@ -51,6 +61,10 @@ func CurrentHost(goos string) Host {
 	if goos == Windows {
 		h.ProgramFiles = os.Getenv("ProgramFiles")
 		h.SystemDrive = os.Getenv("SystemDrive")
+		h.SystemRoot = os.Getenv("SystemRoot")
+		h.ProgramFilesX86 = os.Getenv("ProgramFiles(x86)")
+		h.ProgramData = os.Getenv("ProgramData")
+		h.Public = os.Getenv("PUBLIC")
 	}
 	if name, err := os.Hostname(); err == nil {
 		h.Hostname = name

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config/redact"
 )
 
 // Ports cloudcore listens on by default.
@@ -77,12 +79,10 @@ func JoinConfig(o JoinOptions, host Host, reach Reach) (*v1alpha2.EdgeCoreConfig
 		errs = append(errs, field.Invalid(flag("certport"), o.CertPort, "expected a port number between 1 and 65535 (cloudcore's default is 10002)"))
 	}
 	token := strings.TrimSpace(o.Token)
-	switch {
-	case token == "":
+	if token == "" {
 		errs = append(errs, field.Required(flag("token"), "run `keadm gettoken` on the cloud side and pass its output"))
-	case !joinToken.MatchString(token):
-		errs = append(errs, field.Invalid(flag("token"), redact(token),
-			"not a KubeEdge join token: pass the whole output of `keadm gettoken` (64 hex characters, a dot, then a JWT)"))
+	} else if err := CheckJoinToken(flag("token"), token); err != nil {
+		errs = append(errs, err)
 	}
 	protocol := o.HubProtocol
 	if protocol == "" {
@@ -183,13 +183,22 @@ func validPort(p string) bool {
 	return err == nil && n > 0 && n < 65536
 }
 
-// redact keeps a token out of error messages and logs: its signature part is
-// a credential.
-func redact(token string) string {
-	if len(token) <= 12 {
-		return "<redacted>"
+// CheckJoinToken refuses token, given as path, unless it has the form
+// `keadm gettoken` prints; the error shows it redacted.
+func CheckJoinToken(path *field.Path, token string) *field.Error {
+	if joinToken.MatchString(token) {
+		return nil
 	}
-	return token[:12] + "…<redacted>"
+	return field.Invalid(path, redactToken(token), "not a KubeEdge join token: pass the whole output of `keadm gettoken` (64 hex characters, a dot, then a JWT)")
+}
+
+// redactToken keeps a token out of error messages and logs: its signature part is
+// a credential.
+func redactToken(token string) string {
+	if len(token) <= 12 {
+		return redact.Secret
+	}
+	return token[:12] + "…" + redact.Secret
 }
 
 func parseLabels(in []string, path *field.Path) (map[string]string, field.ErrorList) {

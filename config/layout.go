@@ -63,6 +63,17 @@ type Layout struct {
 	ContainerdDir string
 	// ContainerdConfigFile is containerd's config.toml.
 	ContainerdConfigFile string
+	// ContainerdDataDir holds containerd's root and state on Windows
+	// (%ProgramData%\containerd, where containerd puts them by default);
+	// "" elsewhere, where they have no common folder.
+	ContainerdDataDir string
+	// ContainerdRootDir is containerd's root (image content, snapshots:
+	// every layer the node runs) and ContainerdStateDir its state (the
+	// running containers' sockets and mounts), as containerd defaults
+	// them: %ProgramData%\containerd\root and \state on Windows,
+	// /var/lib/containerd and /run/containerd elsewhere.
+	ContainerdRootDir  string
+	ContainerdStateDir string
 	// CNIConfDir and CNIBinDir are where containerd's CRI plugin reads CNI
 	// network configurations and plugin executables unless its
 	// config.toml says otherwise. Install scripts that put them elsewhere
@@ -78,6 +89,33 @@ type Layout struct {
 	// digests, what was imported.
 	ImagesDir    string
 	ImagesRecord string
+	// ACLRecord, in the kubeedge directory, records the owner and DACL a
+	// folder that existed before had when the node restricted it, so
+	// that undoing the configuration that named it gives it them back,
+	// and the folders the node made outside Roots.
+	ACLRecord string
+	// Windows are Windows' own folders on this host; empty elsewhere.
+	Windows WindowsFolders
+}
+
+// WindowsFolders are where Windows keeps its own folders and those every
+// account uses: the node refuses to restrict any of them, or anything
+// below them (package protect), since locking other accounts out of them
+// breaks the host. Each is in ospath's form.
+type WindowsFolders struct {
+	// SystemRoot is %SystemRoot%, C:\Windows.
+	SystemRoot string
+	// ProgramFiles and ProgramFilesX86 are %ProgramFiles% and
+	// %ProgramFiles(x86)%: programs of every account.
+	ProgramFiles    string
+	ProgramFilesX86 string
+	// ProgramData is %ProgramData%; Windows' own part of it is
+	// ProgramData\Microsoft (machine keys, Defender, the event logs'
+	// settings).
+	ProgramData string
+	// Profiles holds the user profiles, C:\Users: Default, Public and
+	// every account's.
+	Profiles string
 }
 
 // ImagesDirName is the folder of image archives in the release, beside
@@ -110,7 +148,22 @@ func NewLayout(host Host) Layout {
 	if goos == Windows {
 		root = systemDrive(host.SystemDrive) + `\`
 		programFiles = programFilesDir(host.ProgramFiles, root)
+		l.Windows = WindowsFolders{
+			SystemRoot:      folderOr(host.SystemRoot, root, "Windows"),
+			ProgramFiles:    programFiles,
+			ProgramFilesX86: folderOr(host.ProgramFilesX86, root, "Program Files (x86)"),
+			ProgramData:     folderOr(host.ProgramData, root, "ProgramData"),
+			Profiles:        ospath.Join(goos, root, "Users"),
+		}
+		// %PUBLIC% is on a drive; one on a share says nothing of where
+		// this host keeps its profiles.
+		if p := ospath.Clean(goos, strings.TrimSpace(host.Public)); ospath.IsAbs(goos, p) && !strings.HasPrefix(p, `\\`) {
+			l.Windows.Profiles = ospath.Dir(goos, p)
+		}
 		l.ContainerdDir = ospath.Join(goos, programFiles, "containerd")
+		l.ContainerdDataDir = ospath.Join(goos, l.Windows.ProgramData, "containerd")
+		l.ContainerdRootDir = ospath.Join(goos, l.ContainerdDataDir, "root")
+		l.ContainerdStateDir = ospath.Join(goos, l.ContainerdDataDir, "state")
 		l.CNIConfDir = ospath.Join(goos, l.ContainerdDir, "cni", "conf")
 		l.CNIBinDir = ospath.Join(goos, l.ContainerdDir, "cni", "bin")
 	} else {
@@ -118,6 +171,8 @@ func NewLayout(host Host) Layout {
 		l.ContainerdDir = "/etc/containerd"
 		l.CNIConfDir = "/etc/cni/net.d"
 		l.CNIBinDir = "/opt/cni/bin"
+		l.ContainerdRootDir = "/var/lib/containerd"
+		l.ContainerdStateDir = "/run/containerd"
 	}
 	l.ContainerdConfigFile = ospath.Join(goos, l.ContainerdDir, "config.toml")
 	l.CNIConfFile = ospath.Join(goos, l.CNIConfDir, cni.DefaultFileName)
@@ -138,13 +193,31 @@ func NewLayout(host Host) Layout {
 	// The default root's, whatever rootDirectory says: the kubelet does not
 	// look there.
 	l.DevicePluginDir = ospath.Join(goos, l.KubeletRootDir, "device-plugins")
-	l.LogDir = ospath.Join(goos, root, "var", "log", "kubeedge")
+	l.LogDir = defaultLogDir(goos, root)
 	l.LogFile = ospath.Join(goos, l.LogDir, "edgecore.log")
 	l.BackupDir = ospath.Join(goos, l.KubeEdgeDir, "backup")
 	l.UpgradeDir = ospath.Join(goos, l.KubeEdgeDir, "upgrade")
 	l.ImagesDir = ospath.Join(goos, l.KubeEdgeDir, ImagesDirName)
 	l.ImagesRecord = ospath.Join(goos, l.KubeEdgeDir, "images-imported.json")
+	l.ACLRecord = ospath.Join(goos, l.KubeEdgeDir, "acl-record.json")
 	return l
+}
+
+// Roots are the node's own folders as NewLayout places them: the kubeedge
+// directory, the database's, the kubelet's root, pod logs, device plugins
+// and edgecore's logs (the default one, whatever --log-file says). A
+// folder below one of them is the node's even when it existed before the
+// node (package protect); one a configuration or --log-file names
+// elsewhere must be new, empty, or made by the node.
+func (l Layout) Roots() []string {
+	anc := ospath.Ancestors(l.GOOS, l.KubeEdgeDir)
+	return []string{l.KubeEdgeDir, ospath.Dir(l.GOOS, l.DataSource), l.KubeletRootDir, l.PodLogsDir, l.DevicePluginDir,
+		defaultLogDir(l.GOOS, anc[len(anc)-1])}
+}
+
+// defaultLogDir is where edgecore logs on the volume whose root is root.
+func defaultLogDir(goos, root string) string {
+	return ospath.Join(goos, root, "var", "log", "kubeedge")
 }
 
 // NodeDirs are the directories that belong to edgecore alone: the kubeedge
@@ -167,6 +240,15 @@ func systemDrive(env string) string {
 		return DefaultSystemDrive
 	}
 	return strings.ToUpper(d)
+}
+
+// folderOr is the folder an environment variable names, or name on the
+// system drive (root) when it is unset or not absolute.
+func folderOr(env, root, name string) string {
+	if p := strings.TrimSpace(env); ospath.IsAbs(ospath.Windows, p) {
+		return ospath.Clean(ospath.Windows, p)
+	}
+	return ospath.Join(ospath.Windows, root, name)
 }
 
 // programFilesDir is %ProgramFiles%, or Program Files on the system drive

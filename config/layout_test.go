@@ -31,11 +31,17 @@ func TestLayoutOfTheDefaultWindowsHost(t *testing.T) {
 		UpgradeDir:           `C:\etc\kubeedge\upgrade`,
 		ContainerdDir:        `C:\Program Files\containerd`,
 		ContainerdConfigFile: `C:\Program Files\containerd\config.toml`,
+		ContainerdDataDir:    `C:\ProgramData\containerd`,
+		ContainerdRootDir:    `C:\ProgramData\containerd\root`,
+		ContainerdStateDir:   `C:\ProgramData\containerd\state`,
 		CNIConfDir:           `C:\Program Files\containerd\cni\conf`,
 		CNIBinDir:            `C:\Program Files\containerd\cni\bin`,
 		CNIConfFile:          `C:\Program Files\containerd\cni\conf\0-containerd-nat.conf`,
 		ImagesDir:            `C:\etc\kubeedge\images`,
 		ImagesRecord:         `C:\etc\kubeedge\images-imported.json`,
+		ACLRecord:            `C:\etc\kubeedge\acl-record.json`,
+		Windows: WindowsFolders{SystemRoot: `C:\Windows`, ProgramFiles: `C:\Program Files`, ProgramFilesX86: `C:\Program Files (x86)`,
+			ProgramData: `C:\ProgramData`, Profiles: `C:\Users`},
 	}
 	// Unset, and as Windows sets them on a host installed on C:.
 	for _, h := range []Host{
@@ -52,6 +58,7 @@ func TestLayoutOfTheDefaultWindowsHost(t *testing.T) {
 			want.CNIConfDir = want.ContainerdDir + `\cni\conf`
 			want.CNIBinDir = want.ContainerdDir + `\cni\bin`
 			want.CNIConfFile = want.CNIConfDir + `\0-containerd-nat.conf`
+			want.Windows.ProgramFiles = ospath.Clean(Windows, h.ProgramFiles)
 		}
 		if got != want {
 			t.Errorf("NewLayout(%+v)\n got %+v\nwant %+v", h, got, want)
@@ -80,11 +87,14 @@ func TestLayoutOfLinuxIsUnchanged(t *testing.T) {
 		UpgradeDir:           "/etc/kubeedge/upgrade",
 		ContainerdDir:        "/etc/containerd",
 		ContainerdConfigFile: "/etc/containerd/config.toml",
+		ContainerdRootDir:    "/var/lib/containerd",
+		ContainerdStateDir:   "/run/containerd",
 		CNIConfDir:           "/etc/cni/net.d",
 		CNIBinDir:            "/opt/cni/bin",
 		CNIConfFile:          "/etc/cni/net.d/0-containerd-nat.conf",
 		ImagesDir:            "/etc/kubeedge/images",
 		ImagesRecord:         "/etc/kubeedge/images-imported.json",
+		ACLRecord:            "/etc/kubeedge/acl-record.json",
 	}
 	if got != want {
 		t.Errorf("Linux layout\n got %+v\nwant %+v", got, want)
@@ -115,9 +125,51 @@ func TestLayoutOfLinuxIsUnchanged(t *testing.T) {
 	}
 }
 
+// Windows' own folders come from the host's environment, in ospath's
+// form, and default to their places on the system drive.
+func TestLayoutTakesWindowsFoldersFromTheHost(t *testing.T) {
+	got := NewLayout(Host{GOOS: Windows, SystemDrive: "D:", SystemRoot: `d:\WINNT\`, ProgramFiles: `D:\Apps`,
+		ProgramFilesX86: `D:\Apps (x86)`, ProgramData: `E:\Data`, Public: `D:\Profiles\Public`}).Windows
+	want := WindowsFolders{SystemRoot: `D:\WINNT`, ProgramFiles: `D:\Apps`, ProgramFilesX86: `D:\Apps (x86)`, ProgramData: `E:\Data`, Profiles: `D:\Profiles`}
+	if got != want {
+		t.Errorf("Windows folders %+v, want %+v", got, want)
+	}
+	got = NewLayout(Host{GOOS: Windows, SystemDrive: "D:", ProgramData: "relative", Public: `\\server\x`}).Windows
+	want = WindowsFolders{SystemRoot: `D:\Windows`, ProgramFiles: `D:\Program Files`, ProgramFilesX86: `D:\Program Files (x86)`, ProgramData: `D:\ProgramData`, Profiles: `D:\Users`}
+	if got != want {
+		t.Errorf("Windows folders without the host's values %+v, want %+v", got, want)
+	}
+}
+
+// The node's roots are the default folders, whatever --log-file moved.
+func TestLayoutRoots(t *testing.T) {
+	l := NewLayout(Host{GOOS: Windows, SystemDrive: "D:"})
+	l.LogDir = `E:\logs`
+	want := []string{`D:\etc\kubeedge`, `D:\var\lib\kubeedge`, `D:\var\lib\kubelet`, `D:\var\log\pods`, `D:\var\lib\kubelet\device-plugins`, `D:\var\log\kubeedge`}
+	if got := l.Roots(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Roots = %v, want %v", got, want)
+	}
+}
+
 // cni-config's default --output and preflight's CNI directories follow
 // %ProgramFiles%, as containerd does; a hard-coded C:\Program Files would
 // write where containerd never looks.
+// containerd keeps its root and state under %ProgramData%, wherever
+// Windows puts it.
+func TestLayoutPutsContainerdsDataUnderProgramData(t *testing.T) {
+	for _, tc := range []struct{ programData, want string }{
+		{`D:\ProgramData`, `D:\ProgramData\containerd`},
+		{`d:\programdata\`, `D:\programdata\containerd`},
+		{``, `C:\ProgramData\containerd`},
+		{`ProgramData`, `C:\ProgramData\containerd`},
+	} {
+		l := NewLayout(Host{GOOS: Windows, SystemDrive: "C:", ProgramData: tc.programData})
+		if l.ContainerdDataDir != tc.want || l.ContainerdRootDir != tc.want+`\root` || l.ContainerdStateDir != tc.want+`\state` {
+			t.Errorf("%%ProgramData%% %q: %s, %s, %s; want %s and its root and state", tc.programData, l.ContainerdDataDir, l.ContainerdRootDir, l.ContainerdStateDir, tc.want)
+		}
+	}
+}
+
 func TestLayoutPutsContainerdUnderProgramFiles(t *testing.T) {
 	l := NewLayout(Host{GOOS: Windows, ProgramFiles: `D:\Program Files`, SystemDrive: "C:"})
 	for _, f := range []struct{ name, got, want string }{

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config/redact"
 )
 
 // Load reads the edgecore configuration at path on top of the defaults for
@@ -117,7 +119,9 @@ func (e *InvalidError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: not valid:", e.What)
 	for _, err := range e.Errs {
-		fmt.Fprintf(&b, "\n  - %s", err.Error())
+		// Values are quoted as given: a URL's credentials must not
+		// travel with them into logs and job statuses.
+		fmt.Fprintf(&b, "\n  - %s", redact.String(err.Error()))
 	}
 	return b.String()
 }

@@ -171,3 +171,19 @@ func TestLoadEnablesTheTaskManagerAnOlderConfigurationLacks(t *testing.T) {
 		})
 	}
 }
+
+// Decoding a file on top of the defaults leaves the next defaults alone:
+// upstream hands out the kubelet's package-level eviction map.
+func TestParsingAFileLeavesTheDefaultsAlone(t *testing.T) {
+	host := Host{GOOS: Windows, Hostname: "WIN-EDGE-1"}
+	before, err := Render(KindDefault, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse([]byte(header+"modules:\n  edged:\n    tailoredKubeletConfig:\n      evictionHard:\n        memory.available: 1234Mi\n"), host); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := Render(KindDefault, host); string(after) != string(before) {
+		t.Errorf("a parsed file changed the defaults:\n%s", after)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config/redact"
 )
 
 // Setting is one --set path=value: a field of the configuration named by
@@ -76,7 +78,7 @@ func ParseSettings(args []string) ([]Setting, field.ErrorList) {
 			// Every error below quotes the setting, and errors are
 			// printed, logged and pasted into tickets, where the token
 			// would still be valid.
-			arg = path + "=<redacted>"
+			arg = path + "=" + redact.Secret
 		}
 		if advice, ok := reserved[path]; ok {
 			bad(arg, "%s: %s", path, advice)
@@ -132,6 +134,42 @@ func resolve(t reflect.Type, keys []string) (reflect.Type, error) {
 			strings.Join(keys, "."), firstField(t))
 	}
 	return t, nil
+}
+
+// SettableField is one value of the configuration a setting (join's
+// --set, a ConfigUpdateJob's updateFields) may name, by its YAML keys
+// joined with dots.
+type SettableField struct {
+	Path string
+	// Map is set for a mapping (node labels, feature gates, eviction
+	// thresholds): a setting names it whole or one of its entries
+	// (Path.key).
+	Map bool
+}
+
+// SettableFields lists every value of the configuration, in the order of
+// their paths, as resolve reaches them: sections are walked into, and
+// every other field, mappings and lists included, is one value.
+func SettableFields() []SettableField {
+	var out []SettableField
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		t = deref(t)
+		if t.Kind() == reflect.Struct && !isValue(t) {
+			for name, ft := range jsonFields(t) {
+				p := name
+				if prefix != "" {
+					p = prefix + "." + name
+				}
+				walk(ft, p)
+			}
+			return
+		}
+		out = append(out, SettableField{Path: prefix, Map: t.Kind() == reflect.Map})
+	}
+	walk(reflect.TypeOf(v1alpha2.EdgeCoreConfig{}), "")
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
 func deref(t reflect.Type) reflect.Type {

@@ -30,16 +30,22 @@ type Adoption struct {
 // is changed in the file:
 //
 //   - modules.edged.windowsService: keadm v1.23 writes true, which makes
-//     upstream's embedded kubelet run as the service; here edgecore is the
-//     service and Validate refuses it.
-//   - modules.edgeHub.token: keadm leaves the join token in the file after
-//     the certificates were issued ("for backward compatibility"); join
-//     blanks it once they exist (RemoveToken), and so does this.
+//     upstream's embedded kubelet register with the service manager as
+//     the service (kubelet's initForOS); here edgecore is the service and
+//     Validate refuses it.
+//   - modules.edgeHub.token: keadm writes the join token into the file
+//     and upstream's edgecore blanks it once the certificates are issued
+//     (cleanupToken); a join that never got there leaves it. It is
+//     blanked, as join does once the certificates exist (RemoveToken),
+//     or, when newToken is given, set to it: a node whose certificate and
+//     key are moved aside applies for new ones with it at its first start
+//     (takeover --token).
 //
-// The result must then load as edgecore will load it: every other problem
-// is returned with the field and the fix, for the operator to correct in
-// the file.
-func Adopt(raw []byte, host Host) (*Adoption, error) {
+// Everything else of upstream's defaults loads as it is (upstream's
+// Windows pause image too: see LinuxOnlySandboxImage). The result must
+// load as edgecore will load it: every other problem is returned with the
+// field and the fix, for the operator to correct in the file.
+func Adopt(raw []byte, host Host, newToken string) (*Adoption, error) {
 	text, err := DecodeText(raw)
 	if err != nil {
 		return nil, err
@@ -56,7 +62,9 @@ func Adopt(raw []byte, host Host) (*Adoption, error) {
 	// rather than the document encoded again: that would re-indent every
 	// list of a file keadm wrote.
 	lines := strings.Split(string(text), "\n")
-	set := func(n *yamlv3.Node, field, from, to string) error {
+	// set writes value in place of n's and records the change as from
+	// and to, which show a token redacted.
+	set := func(n *yamlv3.Node, field, from, to, value string) error {
 		if n.Kind != yamlv3.ScalarNode || n.Line < 1 || n.Line > len(lines) || n.Column < 1 || n.Column > len(lines[n.Line-1])+1 ||
 			n.Style&(yamlv3.LiteralStyle|yamlv3.FoldedStyle) != 0 {
 			return fmt.Errorf("%s: write the value on one line after the key, as keadm does, then run the command again", field)
@@ -67,22 +75,34 @@ func Adopt(raw []byte, host Host) (*Adoption, error) {
 		if i := strings.Index(rest, " #"); i >= 0 && n.Style&(yamlv3.DoubleQuotedStyle|yamlv3.SingleQuotedStyle) == 0 {
 			comment = rest[i:]
 		}
-		lines[n.Line-1] = line[:n.Column-1] + to + comment
+		lines[n.Line-1] = line[:n.Column-1] + value + comment
 		a.Changes = append(a.Changes, Rewrite{Field: field, From: from, To: to})
 		return nil
 	}
 	if n := lookup(&doc, "modules", "edged", "windowsService"); n != nil && n.Value != "false" {
-		if err := set(n, "modules.edged.windowsService", n.Value, "false"); err != nil {
+		if err := set(n, "modules.edged.windowsService", n.Value, "false", "false"); err != nil {
 			return nil, err
 		}
 	}
-	if n := lookup(&doc, "modules", "edgeHub", "token"); n != nil && n.Value != "" {
-		if err := set(n, "modules.edgeHub.token", redact(n.Value), `""`); err != nil {
+	n := lookup(&doc, "modules", "edgeHub", "token")
+	switch {
+	case newToken != "" && n == nil:
+		return nil, errors.New(`the file has no modules.edgeHub.token to put the new token in: add token: "" under modules.edgeHub, then run the command again`)
+	case newToken != "":
+		from := `""`
+		if n.Value != "" {
+			from = redactToken(n.Value)
+		}
+		if err := set(n, "modules.edgeHub.token", from, redactToken(newToken), newToken); err != nil {
+			return nil, err
+		}
+	case n != nil && n.Value != "":
+		if err := set(n, "modules.edgeHub.token", redactToken(n.Value), `""`, `""`); err != nil {
 			return nil, err
 		}
 	}
 	a.Data = []byte(strings.Join(lines, "\n"))
-	if a.Config, a.Rewrites, err = LoadBytes(a.Data, "the configuration with windowsService: false", host); err != nil {
+	if a.Config, a.Rewrites, err = LoadBytes(a.Data, "the configuration as taken over", host); err != nil {
 		return nil, err
 	}
 	if a.Config.Modules.Edged == nil || a.Config.Modules.Edged.HostnameOverride == "" {

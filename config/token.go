@@ -16,7 +16,18 @@ import (
 // certificates it was used for exist, so that the bootstrap secret does not
 // stay on disk. Only that value changes: comments, order and the operator's
 // other settings are kept, unlike writing the whole parsed config back.
-func RemoveToken(path string) error {
+// The new file, renamed over path, is made by create, which must make a
+// new file and fail when one exists: on Windows the caller gives it the
+// descriptor of a file only SYSTEM and Administrators may open, from its
+// first byte, as the node's configuration has (a rename keeps a file's
+// own descriptor; one made plainly would take its folder's ACL, which
+// beside a --config outside C:\etc\kubeedge may let others change it).
+// The file keeps its permission bits, which are POSIX's.
+func RemoveToken(path string, create func(string) (*os.File, error)) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("remove token from %s: %w", path, err)
+	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("remove token from %s: %w", path, err)
@@ -41,7 +52,18 @@ func RemoveToken(path string) error {
 	if err := enc.Encode(&doc); err != nil {
 		return fmt.Errorf("remove token from %s: %w", path, err)
 	}
-	return writeFileReplacing(path, out.Bytes())
+	return writeAtomicWith(path, out.Bytes(), func(p string) (*os.File, error) {
+		f, err := create(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.Chmod(info.Mode().Perm()); err != nil {
+			f.Close()
+			os.Remove(p)
+			return nil, err
+		}
+		return f, nil
+	})
 }
 
 // lookup follows mapping keys from the document root.
@@ -66,17 +88,6 @@ func lookup(n *yamlv3.Node, keys ...string) *yamlv3.Node {
 		n = next
 	}
 	return n
-}
-
-// writeFileReplacing writes data next to path and renames it into place, so
-// that a crash half-way never leaves a truncated config behind. The file
-// keeps its permissions.
-func writeFileReplacing(path string, data []byte) error {
-	info, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	return writeAtomic(path, data, info.Mode().Perm())
 }
 
 // WriteNewFile writes a file edgecore generates to path with perm, creating
@@ -116,10 +127,6 @@ func WriteNewSecret(path string, data []byte, overwrite bool, create func(string
 		return fmt.Errorf("create directory for %s: %w", path, err)
 	}
 	return writeAtomicWith(path, data, create)
-}
-
-func writeAtomic(path string, data []byte, perm os.FileMode) error {
-	return writeAtomicWith(path, data, createMode(perm))
 }
 
 // writeAtomicWith writes data to a new file beside path, made by create

@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,8 +23,18 @@ modules:
 	if err := os.Chmod(p, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if err := RemoveToken(p); err != nil {
+	var made []string
+	create := func(tmp string) (*os.File, error) {
+		made = append(made, filepath.Dir(tmp))
+		return os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	}
+	if err := RemoveToken(p, create); err != nil {
 		t.Fatal(err)
+	}
+	// The file renamed over the configuration is the caller's: on
+	// Windows, one only SYSTEM and Administrators may open.
+	if len(made) != 1 || made[0] != filepath.Dir(p) {
+		t.Errorf("RemoveToken made its file %v, want one beside %s by the caller's create", made, p)
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -54,7 +65,7 @@ modules:
 func TestRemoveTokenWithoutTokenChangesNothing(t *testing.T) {
 	const original = "kind: EdgeCore  # odd spacing kept\n"
 	p := writeFile(t, "edgecore.yaml", []byte(original))
-	if err := RemoveToken(p); err != nil {
+	if err := RemoveToken(p, createMode(0o600)); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(p); string(data) != original {

@@ -26,9 +26,38 @@ var WindowsPriorityClasses = []string{
 // upstream defaults and Linux guides put into configurations.
 var linuxOnlySandboxImages = []string{"kubeedge/pause", "docker.io/kubeedge/pause"}
 
-// WindowsSandboxImage is a pause image whose manifest list carries Windows
-// Server 2019 and 2022 variants.
-const WindowsSandboxImage = "registry.k8s.io/pause:3.9"
+// WindowsSandboxImage is the pause image join and config write: its
+// manifest list carries a variant for every build of WindowsReleases
+// (Windows Server 2019, 2022 and 2025; 3.9, the earlier default, stops
+// before 2025's build 26100), and it is the containerd the release bundles'
+// own default. build/bump-runtime.sh --check reports a newer one.
+const WindowsSandboxImage = "registry.k8s.io/pause:3.10.2"
+
+// modules.edged.podSandboxImage is not refused when a configuration is
+// loaded, whatever image it names: no pod's sandbox comes from it. The
+// kubelet hands it to no one (1.32 keeps --pod-infra-container-image only
+// as a deprecated flag: "CRI implementations have their own
+// configuration"), and the CRI's RunPodSandbox request has no image
+// field; containerd starts every sandbox from the image its own
+// config.toml pins (2.x: plugins.'io.containerd.cri.v1.images'
+// .pinned_images.sandbox, getSandboxImageName in
+// internal/cri/server/podsandbox/sandbox_run.go; 1.x: sandbox_image),
+// registry.k8s.io/pause when unset. So upstream's default for Windows,
+// kubeedge/pause:3.6 (Linux only), which every node keadm joined has,
+// starts pods as well as any other value. The value matters where this
+// build writes it into containerd's configuration: join, installing the
+// runtime the release bundles, refuses a Linux-only image
+// (LinuxOnlySandboxImage); preflight checks the image.
+
+// LinuxOnlySandboxImage reports whether img is a pause image known to
+// have no Windows variant.
+func LinuxOnlySandboxImage(img string) bool {
+	repo := img
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	return contains(linuxOnlySandboxImages, repo)
+}
 
 // Validate applies the rules of goos that upstream validation does not know:
 // on Windows, the kubelet settings that make it fail or panic there. Each
@@ -56,11 +85,6 @@ func Validate(c *v1alpha2.EdgeCoreConfig, goos string) field.ErrorList {
 			"would make the embedded kubelet try to install itself as a service; edgecore is the service "+
 				"(`edgecore.exe service install`): set windowsService: false; for a node upstream's keadm joined, "+
 				"`edgecore.exe takeover` does that and moves its service to this build"))
-	}
-	if img := e.PodSandboxImage; isLinuxOnlyImage(img) {
-		errs = append(errs, field.Invalid(edged.Child("podSandboxImage"), img,
-			"this image has no Windows variant, so no pod can start: use "+WindowsSandboxImage+
-				" or a pause image built for your Windows Server version"))
 	}
 	k := e.TailoredKubeletConfig
 	if k == nil {
@@ -137,14 +161,6 @@ func absExample(f stringField) string {
 		rel = rel[2:] // "C:x" is relative to drive C's current directory
 	}
 	return ospath.Join(Windows, layout.KubeEdgeDir, strings.TrimLeft(rel, `.\`))
-}
-
-func isLinuxOnlyImage(img string) bool {
-	repo := img
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
-	}
-	return contains(linuxOnlySandboxImages, repo)
 }
 
 func contains(list []string, s string) bool {

@@ -22,6 +22,7 @@ func validateAll(c *v1alpha2.EdgeCoreConfig, goos string) field.ErrorList {
 	errs := Validate(c, goos)
 	errs = append(errs, validateEdged(c.Modules.Edged, goos)...)
 	errs = append(errs, validateNetwork(c)...)
+	errs = append(errs, validateMetaServer(c)...)
 	errs = append(errs, validateKubeletServer(c, goos)...)
 	errs = append(errs, validation.ValidateDataBase(*c.DataBase)...)
 	errs = append(errs, validation.ValidateModuleEdgeHub(*c.Modules.EdgeHub)...)

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config/redact"
 )
 
 // validateNetwork checks the address, range and port fields of the
@@ -121,19 +123,25 @@ func checkHostPort(p *field.Path, v, host, port string, ipOnly bool, example str
 	return nil
 }
 
-// urlField checks an optional URL of scheme with a host and a port.
+// urlField checks an optional URL of scheme with a host and a port. The
+// value an error quotes is the URL without its credentials (redact.URL):
+// field errors are printed, logged and sent in job statuses.
 func urlField(p *field.Path, v, scheme, example string) *field.Error {
 	if v == "" {
 		return nil
 	}
+	shown := redact.URL(v)
 	u, err := url.Parse(v)
-	if err != nil || u.Scheme != scheme || u.Host == "" || u.User != nil {
-		return field.Invalid(p, v, fmt.Sprintf("not a %s:// URL with a host and a port: use %s", scheme, example))
+	if err != nil || u.Scheme != scheme || u.Host == "" {
+		return field.Invalid(p, shown, fmt.Sprintf("not a %s:// URL with a host and a port: use %s", scheme, example))
+	}
+	if u.User != nil {
+		return field.Invalid(p, shown, fmt.Sprintf("a user name or password in the URL is not used, and would show in logs: remove it; use %s", example))
 	}
 	if u.Port() == "" {
-		return field.Invalid(p, v, "the port is missing: use "+example)
+		return field.Invalid(p, shown, "the port is missing: use "+example)
 	}
-	return checkHostPort(p, v, u.Hostname(), u.Port(), false, example)
+	return checkHostPort(p, shown, u.Hostname(), u.Port(), false, example)
 }
 
 // hostProblem is the one judgement of the host of a host:port or URL, for

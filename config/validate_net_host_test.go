@@ -33,7 +33,7 @@ func TestHostFieldsRefuseNumbersThatAreNoIPv4Address(t *testing.T) {
 			c.Modules.EventBus.MqttServerExternal = "tcp://0x7f.0.0.1:1883"
 		}, []string{"modules.eventBus.mqttServerExternal", "0x7f.0.0.1 is not an IPv4 address"}},
 		{"dummy server, IP only", func(c *v1alpha2.EdgeCoreConfig) {
-			c.Modules.MetaManager.MetaServer.Enable = true
+			authorizedMetaServer(c)
 			c.Modules.MetaManager.MetaServer.DummyServer = "169.254.30.300:10550"
 		}, []string{"modules.metaManager.metaServer.dummyServer", "169.254.30.300 is not an IPv4 address"}},
 		{"stream server ending in a number", func(c *v1alpha2.EdgeCoreConfig) {

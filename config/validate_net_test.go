@@ -68,7 +68,7 @@ func TestFieldValuesWindowsAndTheKubeletCannotUse(t *testing.T) {
 			c.Modules.EventBus.MqttServerExternal = "mqtt://127.0.0.1:1883"
 		}, []string{"modules.eventBus.mqttServerExternal", "tcp://"}},
 		{"metaServer dummy host name", func(c *v1alpha2.EdgeCoreConfig) {
-			c.Modules.MetaManager.MetaServer.Enable = true
+			authorizedMetaServer(c)
 			c.Modules.MetaManager.MetaServer.DummyServer = "dummy:10550"
 		}, []string{"modules.metaManager.metaServer.dummyServer", `"dummy" is not an IP address`}},
 		{"serviceBus port", func(c *v1alpha2.EdgeCoreConfig) {
@@ -140,7 +140,7 @@ func TestFieldValuesThatPass(t *testing.T) {
 	c.Modules.EdgeHub.WebSocket.Enable = true
 	c.Modules.EdgeHub.WebSocket.Server = "[fd00::1]:10000"
 	c.Modules.EventBus.Enable = true
-	c.Modules.MetaManager.MetaServer.Enable = true
+	authorizedMetaServer(c)
 	c.Modules.ServiceBus.Enable = true
 	c.Modules.EdgeStream.Enable = true
 	c.Modules.EdgeStream.TunnelServer = "cloudcore:10004"
@@ -155,5 +155,35 @@ func TestFieldValuesThatPass(t *testing.T) {
 	}
 	if errs := validateAll(lc, Linux); len(errs) > 0 {
 		t.Errorf("the Linux sample is refused: %v", errs)
+	}
+}
+
+// A URL with a user name and password is refused, and the error, which is
+// printed, logged and sent in job statuses, never quotes the credentials.
+func TestURLFieldErrorsNeverShowCredentials(t *testing.T) {
+	for name, set := range map[string]func(c *v1alpha2.EdgeCoreConfig, v string){
+		"httpServer": func(c *v1alpha2.EdgeCoreConfig, v string) { c.Modules.EdgeHub.HTTPServer = v },
+		"mqttServerExternal": func(c *v1alpha2.EdgeCoreConfig, v string) {
+			c.Modules.EventBus.Enable = true
+			c.Modules.EventBus.MqttServerExternal = v
+		},
+	} {
+		for _, v := range []string{"https://alice:s3cr3t@192.168.1.10:10002", "tcp://alice:s3cr3t@192.168.1.10:1883", "https://alice:s3cr3t@192.168.1.10"} {
+			c, err := Sample(KindDefault, testHost(Windows))
+			if err != nil {
+				t.Fatal(err)
+			}
+			set(c, v)
+			Normalize(c, Windows)
+			errs := validateAll(c, Windows)
+			if len(errs) == 0 {
+				t.Errorf("%s=%s accepted", name, v)
+				continue
+			}
+			text := (&InvalidError{What: "config file x", Errs: errs}).Error()
+			if strings.Contains(text, "s3cr3t") || strings.Contains(text, "alice") || !strings.Contains(text, "***@192.168.1.10") {
+				t.Errorf("%s=%s: %s", name, v, text)
+			}
+		}
 	}
 }

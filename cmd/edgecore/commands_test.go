@@ -230,7 +230,7 @@ func TestResetNetworkFlag(t *testing.T) {
 		return out
 	}
 	without, with := steps(), steps("--network")
-	if !strings.Contains(without, "[8/8]") || !strings.Contains(with, "[9/9]") {
+	if !strings.Contains(without, "[9/9]") || !strings.Contains(with, "[10/10]") {
 		t.Errorf("--network did not add a step:\nwithout:\n%s\nwith:\n%s", without, with)
 	}
 }

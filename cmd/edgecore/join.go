@@ -69,14 +69,16 @@ func hostSystem(d *deps.Dependencies, host config.Host) join.System {
 		Reach:    config.DialReach(reachTimeout),
 		Elevated: d.Probes.Elevated,
 		WriteConfig: func(path string, data []byte) error {
-			// The file holds the join token until the certificates are issued.
-			return config.WriteNewFile(path, data, 0o600, false)
+			// The file holds the join token until the certificates are
+			// issued: only SYSTEM and Administrators may open it from its
+			// first byte, wherever --config puts it.
+			return config.WriteNewSecret(path, data, false, d.ACLs.CreateFile)
 		},
 		LoadConfig: func(path string) (*v1alpha2.EdgeCoreConfig, error) {
 			c, _, err := config.Load(path, host)
 			return c, err
 		},
-		RemoveToken:  config.RemoveToken,
+		RemoveToken:  func(path string) error { return config.RemoveToken(path, d.ACLs.CreateFile) },
 		Protect:      d.ACLs,
 		Services:     d.Services,
 		Clock:        d.Clock,

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 )
@@ -33,6 +34,10 @@ type Settings struct {
 	BinKey string
 	// ConfDir is `conf_dir`; "" when unset.
 	ConfDir string
+	// Root and State are the top-level `root` and `state`: where
+	// containerd keeps image content and snapshots, and its running
+	// state; "" when unset and containerd uses its defaults.
+	Root, State string
 }
 
 // Read returns the CNI settings of a config.toml.
@@ -46,6 +51,17 @@ func Read(data []byte) (Settings, error) {
 		return Settings{}, unsupportedVersion(d)
 	}
 	s := Settings{Version: d.version, Table: table}
+	for _, kv := range d.values {
+		if len(kv.path) != 1 || kv.kind != unstable.String || len(kv.strs) == 0 {
+			continue
+		}
+		switch kv.path[0] {
+		case "root":
+			s.Root = kv.strs[0]
+		case "state":
+			s.State = kv.strs[0]
+		}
+	}
 	keys, err := d.cniKeys(table)
 	if err != nil {
 		return Settings{}, err

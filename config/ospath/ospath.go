@@ -201,6 +201,20 @@ func Join(goos string, elem ...string) string {
 	return Clean(goos, strings.Join(parts, Separator(goos)))
 }
 
+// Base returns the last name of p, "" for a volume or a root.
+func Base(goos, p string) string {
+	vol := volumeLen(goos, p)
+	end := len(p)
+	for end > vol && IsSeparator(goos, p[end-1]) {
+		end--
+	}
+	i := end
+	for i > vol && !IsSeparator(goos, p[i-1]) {
+		i--
+	}
+	return p[i:end]
+}
+
 // Dir returns all of p but its last name, without the separators before
 // that name, keeping separators as p writes them: the directory of a file
 // named in a configuration, whichever OS the binary runs on. The parent of

@@ -150,6 +150,27 @@ func TestDir(t *testing.T) {
 	}
 }
 
+func TestBase(t *testing.T) {
+	for _, tc := range []struct{ goos, in, want string }{
+		{Windows, `C:\etc\kubeedge\backup\v0.1.0`, `v0.1.0`},
+		{Windows, `C:/etc/kubeedge/backup/v0.1.0/`, `v0.1.0`},
+		{Windows, `C:\`, ``},
+		{Windows, `C:x`, `x`},
+		{Windows, `\\server\share`, ``},
+		{Windows, `\\server\share\x`, `x`},
+		{Windows, `edgecore.db`, `edgecore.db`},
+		{linux, "/var/lib/kubeedge/edgecore.db", "edgecore.db"},
+		{linux, "/", ""},
+	} {
+		if got := Base(tc.goos, tc.in); got != tc.want {
+			t.Errorf("Base(%s, %q) = %q, want %q", tc.goos, tc.in, got, tc.want)
+		}
+		if tc.want != "" && tc.in == Clean(tc.goos, tc.in) && IsAbs(tc.goos, tc.in) && Join(tc.goos, Dir(tc.goos, tc.in), Base(tc.goos, tc.in)) != tc.in {
+			t.Errorf("Join(Dir, Base) of %q is not the path", tc.in)
+		}
+	}
+}
+
 func TestAncestors(t *testing.T) {
 	for _, tc := range []struct {
 		goos, p string

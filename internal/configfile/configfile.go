@@ -99,7 +99,7 @@ func Write(out io.Writer, o Options, reach config.Reach, acls protect.Host) erro
 	if err != nil {
 		return err
 	}
-	if err := protect.Check(targets, acls); err != nil {
+	if err := protect.Check(targets, acls, protect.Adopting); err != nil {
 		return err
 	}
 	if goos := o.Host.GOOS; goos == config.Windows {
@@ -110,7 +110,7 @@ func Write(out io.Writer, o Options, reach config.Reach, acls protect.Host) erro
 		if _, err := protect.Create(goos, targets, ospath.Dir(goos, abs), acls); err != nil {
 			return err
 		}
-		if _, err := protect.Enforce(targets, acls, true); err != nil {
+		if _, err := protect.Enforce(targets, acls, protect.Adopting); err != nil {
 			return err
 		}
 	}
@@ -119,7 +119,7 @@ func Write(out io.Writer, o Options, reach config.Reach, acls protect.Host) erro
 	}
 	// Only what differs now: the file, when no restricted directory
 	// holds it.
-	if _, err := protect.Enforce(targets, acls, false); err != nil {
+	if _, err := protect.Enforce(targets, acls, protect.Starting); err != nil {
 		return fmt.Errorf("wrote %s, but %w", o.Output, err)
 	}
 	fmt.Fprintf(out, "Wrote %s for node %s. Start edgecore with: %s --config %s\n",

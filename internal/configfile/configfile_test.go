@@ -12,6 +12,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/protect/protecttest"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
 
@@ -133,7 +134,8 @@ func TestWriteConfigRestrictsBeforeWritingTheToken(t *testing.T) {
 			}
 			return acl.ParseSDDL(s)
 		},
-		Restrict: func(root string) error {
+		List: protecttest.List(func() map[string]string { return sddl }),
+		Restrict: func(root string, _ func(string) bool) error {
 			_, err := os.Stat(output)
 			calls = append(calls, fmt.Sprintf("restrict %s (file written: %v)", root, err == nil))
 			sddl[root] = "O:BAD:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"

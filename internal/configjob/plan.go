@@ -19,11 +19,10 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/redact"
+	"github.com/kubeedge-windows/edgecore/internal/jobpolicy"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
-
-// Redacted stands for a secret in everything a job reports or logs.
-const Redacted = "<redacted>"
 
 // field is where every refusal points: the job's own spec.
 const field = "spec.updateFields"
@@ -33,6 +32,9 @@ const field = "spec.updateFields"
 type Node struct {
 	Host       config.Host
 	Executable string
+	// Policy is the node's cloud-job policy: which fields beyond the
+	// tunables a job may change (jobpolicy).
+	Policy jobpolicy.Policy
 }
 
 // Plan is a configuration change that passed every check.
@@ -44,25 +46,25 @@ type Plan struct {
 	Changes []string
 }
 
-// forbidden are fields a ConfigUpdateJob may not set, with why: the
-// token is a secret that would travel in the job's spec and status, and
-// a new node name would make another node of this host.
-var forbidden = map[string]string{
-	"modules.edgeHub.token":          "the join token is a secret and is never taken from a job; the node's certificates are renewed without it",
-	"modules.edged.hostnameOverride": "a new node name makes this host another node: join it again under that name instead",
-}
-
 // Make applies fields (keadm's `config-update --set` keys and values, as
 // upstream's runner passes them) to current, the file's content, and
-// judges the result for n. Nothing is written. The error names each
-// refused field with its value and the fix, and never a secret's value.
+// judges the result for n. Nothing is written. A field that is not a
+// tunable (jobpolicy) is refused unless the node's policy names it, and a
+// value naming another host's share unless the policy lets the field take
+// one. The error names each refused field with its value and the fix,
+// and never a secret's value nor the credentials of a URL (redact).
 func Make(current []byte, fields map[string]string, n Node, secrets ...string) (*Plan, error) {
+	for k, v := range fields {
+		if jp, err := jsonPath(strings.TrimSpace(k)); err == nil && jobpolicy.IsSecret(jp) {
+			secrets = append(secrets, keadmValue(v))
+		}
+	}
 	p, err := makePlan(current, fields, n)
 	if err != nil {
-		return nil, errors.New(Redact(err.Error(), secrets...))
+		return nil, errors.New(redact.String(err.Error(), secrets...))
 	}
 	for i := range p.Changes {
-		p.Changes[i] = Redact(p.Changes[i], secrets...)
+		p.Changes[i] = redact.String(p.Changes[i], secrets...)
 	}
 	return p, nil
 }
@@ -85,12 +87,24 @@ func makePlan(current []byte, fields map[string]string, n Node) (*Plan, error) {
 			refused = append(refused, fmt.Sprintf("%s[%q]: %v", field, k, err))
 			continue
 		}
-		if why, ok := forbidden[jp]; ok {
-			refused = append(refused, fmt.Sprintf("%s[%q] = %s: %s; fix: remove it from the job", field, k, Redacted, why))
+		shown := value
+		if jobpolicy.IsSecret(jp) {
+			shown = redact.Secret
+		}
+		if why, fix := n.Policy.Refusal(jp, value); why != "" {
+			if _, known := jobpolicy.Classify(jp); !known {
+				if _, errs := config.ParseSettings([]string{jp + "=" + value}); len(errs) > 0 {
+					// No field at all: that mistake is named
+					// below, with its fix.
+					args = append(args, jp+"="+value)
+					continue
+				}
+			}
+			refused = append(refused, fmt.Sprintf("%s[%q] = %s: refused: %s; fix: %s", field, k, shown, why, fix))
 			continue
 		}
 		args = append(args, jp+"="+value)
-		changes = append(changes, jp+"="+value)
+		changes = append(changes, jp+"="+shown)
 	}
 	settings, errs := config.ParseSettings(args)
 	for _, e := range errs {
@@ -115,16 +129,6 @@ func makePlan(current []byte, fields map[string]string, n Node) (*Plan, error) {
 		return nil, fmt.Errorf("the ConfigUpdateJob is refused; nothing on the node changed: %w", err)
 	}
 	return &Plan{Text: text, Changes: changes}, nil
-}
-
-// Redact replaces every non-empty secret in s.
-func Redact(s string, secrets ...string) string {
-	for _, sec := range secrets {
-		if strings.TrimSpace(sec) != "" {
-			s = strings.ReplaceAll(s, sec, Redacted)
-		}
-	}
-	return s
 }
 
 // keadmValue turns keadm's value syntax into the YAML join --set reads:

@@ -44,13 +44,16 @@ type Dependencies struct {
 // and exe and
 // exeErr as os.Executable returned them.
 func ForHost(host config.Host, exe string, exeErr error) *Dependencies {
+	l := config.NewLayout(host)
+	acls := protect.HostACLs()
+	acls.Record = l.ACLRecord
 	return &Dependencies{
 		Host:          host,
-		Layout:        config.NewLayout(host),
+		Layout:        l,
 		Probes:        hostprobe.Host(),
 		Clock:         clock.Real{},
 		FS:            hostfs.OS{},
-		ACLs:          protect.HostACLs(),
+		ACLs:          acls,
 		Services:      WindowsServices{},
 		Executable:    exe,
 		ExecutableErr: exeErr,

@@ -22,6 +22,12 @@ type FS interface {
 	WriteFile(path string, data []byte) error
 	// CopyFile replaces dst with a copy of src in the same way.
 	CopyFile(src, dst string) error
+	// CopyPrivate is CopyFile for a file only SYSTEM and Administrators
+	// may open from its first byte (on Windows acl.FileSDDL, elsewhere
+	// mode 0600): the node's configuration put back or replaced, which
+	// would otherwise take its folder's ACL until the next start, where
+	// a --config outside C:\etc\kubeedge may let others change it.
+	CopyPrivate(src, dst string) error
 	// Rename moves from to to, replacing to, and returns once that is on
 	// disk. On Windows that fails when to is a running program; renaming
 	// a running program away works.

@@ -1,13 +1,18 @@
 package hostfs
 
 import (
+	"errors"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/internal/release"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/durable"
 )
 
@@ -53,13 +58,17 @@ func (o OS) WriteFile(path string, data []byte) error {
 	})
 }
 
-func (o OS) CopyFile(src, dst string) error {
+func (o OS) CopyFile(src, dst string) error { return o.copy(src, dst, o.d().CreateTemp) }
+
+func (o OS) CopyPrivate(src, dst string) error { return o.copy(src, dst, o.d().CreatePrivateTemp) }
+
+func (o OS) copy(src, dst string, create func(dir, pattern string) (tempFile, error)) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	return writeDurable(o.d(), dst, func(w io.Writer) error {
+	return writeDurableWith(o.d(), create, dst, func(w io.Writer) error {
 		_, err := io.Copy(w, in)
 		return err
 	})
@@ -91,6 +100,11 @@ func (OS) Tail(path string, offset int64) ([]byte, int64, error) {
 // that a test records the calls in order.
 type disk interface {
 	CreateTemp(dir, pattern string) (tempFile, error)
+	// CreatePrivateTemp is CreateTemp for a file only SYSTEM and
+	// Administrators may open from its first byte (acl.CreateFile with
+	// acl.FileSDDL; mode 0600 elsewhere). A rename keeps a file's own
+	// descriptor, so what is renamed into place keeps it.
+	CreatePrivateTemp(dir, pattern string) (tempFile, error)
 	// Rename replaces to with from and returns once that is on disk.
 	Rename(from, to string) error
 	Remove(path string) error
@@ -115,6 +129,22 @@ func (hostDisk) CreateTemp(dir, pattern string) (tempFile, error) {
 	}
 	return f, nil
 }
+
+func (hostDisk) CreatePrivateTemp(dir, pattern string) (tempFile, error) {
+	var err error
+	for i := 0; i < 100; i++ {
+		var f *os.File
+		name := filepath.Join(dir, strings.Replace(pattern, "*", strconv.FormatUint(uint64(rand.Uint32()), 10), 1))
+		if f, err = acl.CreateFile(name, acl.FileSDDL); err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	return nil, err
+}
+
 func (hostDisk) Rename(from, to string) error { return durable.Rename(from, to) }
 func (hostDisk) Remove(path string) error     { return os.Remove(path) }
 
@@ -126,7 +156,13 @@ func (hostDisk) Remove(path string) error     { return os.Remove(path) }
 // reader that has the file open at that instant (the node polls the
 // journal) makes it fail.
 func writeDurable(d disk, path string, write func(io.Writer) error) error {
-	tmp, err := d.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	return writeDurableWith(d, d.CreateTemp, path, write)
+}
+
+// writeDurableWith is writeDurable with the file beside path made by
+// create.
+func writeDurableWith(d disk, create func(dir, pattern string) (tempFile, error), path string, write func(io.Writer) error) error {
+	tmp, err := create(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,14 @@ func (r *recordingDisk) CreateTemp(dir, pattern string) (tempFile, error) {
 	return &recordingFile{f: f, r: r}, nil
 }
 
+func (r *recordingDisk) CreatePrivateTemp(dir, pattern string) (tempFile, error) {
+	t, err := r.CreateTemp(dir, pattern)
+	if err == nil {
+		r.calls[len(r.calls)-1] = "create private " + strings.TrimPrefix(r.calls[len(r.calls)-1], "create ")
+	}
+	return t, err
+}
+
 func (r *recordingDisk) Rename(from, to string) error {
 	r.calls = append(r.calls, "rename (written through) "+r.name(from)+" -> "+r.name(to))
 	return hostDisk{}.Rename(from, to)
@@ -126,6 +134,41 @@ func TestOSFlushesBeforeItRenamesAndRenamesWriteThrough(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(journal); string(b) != `{"phase":"swap"}` {
 		t.Errorf("the journal is now %q", b)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 2 {
+		t.Errorf("left %v", left)
+	}
+}
+
+// CopyPrivate writes as CopyFile does, through a file that only SYSTEM
+// and Administrators may open from its first byte (mode 0600 here): a
+// rename keeps that file's own descriptor.
+func TestCopyPrivateCreatesTheFileItRenamesPrivate(t *testing.T) {
+	dir := filepath.Join(testdir.New(t, "hostfs-test-"), "config dir")
+	os.MkdirAll(dir, 0o755)
+	src := filepath.Join(dir, "staged.yaml")
+	if err := os.WriteFile(src, []byte("token: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := &recordingDisk{}
+	cfg := filepath.Join(dir, "edgecore.yaml")
+	if err := (OS{disk: d}).CopyPrivate(src, cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"create private tmp beside edgecore.yaml", "write tmp", "flush tmp", "close tmp", "rename (written through) tmp -> edgecore.yaml"}
+	if !reflect.DeepEqual(d.calls, want) {
+		t.Errorf("CopyPrivate: %q, want %q", d.calls, want)
+	}
+	// The host's own private file.
+	if err := (OS{}).CopyPrivate(src, cfg); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != "token: x\n" || info.Mode().Perm() != 0o600 {
+		t.Errorf("CopyPrivate wrote %q with mode %v", b, info.Mode().Perm())
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 2 {
 		t.Errorf("left %v", left)

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 )
 
 // ErrCRIv1Unsupported is returned by the CRI probe when the runtime answers
@@ -35,9 +37,12 @@ type CRICondition struct {
 	Message string
 }
 
-// criStatus is the CRI probe: Version, then Status, over one connection.
-func criStatus(ctx context.Context, endpoint string) (CRIStatus, error) {
-	conn, err := dialCRI(ctx, endpoint)
+// criStatus is the CRI probe: Version, then Status, over one connection
+// whose server trust judges first (servertrust's Runtime rule): join,
+// preflight, the node's wait for its runtime and the upgrade's runtime
+// check all ask through it.
+func criStatus(ctx context.Context, endpoint string, trust servertrust.Host) (CRIStatus, error) {
+	conn, err := dialCRI(ctx, endpoint, trust)
 	if err != nil {
 		return CRIStatus{}, err
 	}
@@ -64,8 +69,10 @@ func criStatus(ctx context.Context, endpoint string) (CRIStatus, error) {
 }
 
 // criDialer understands the endpoint forms edged accepts on Windows:
-// npipe://./pipe/name (also with four slashes) and tcp://host:port.
-func criDialer(endpoint string) (func(context.Context) (net.Conn, error), error) {
+// npipe://./pipe/name (also with four slashes) and tcp://host:port. Each
+// connection it makes is judged by trust's Runtime rule, and one whose
+// server is refused is closed and the *servertrust.RefusedError returned.
+func criDialer(endpoint string, trust servertrust.Host) (func(context.Context) (net.Conn, error), error) {
 	scheme, rest, ok := strings.Cut(strings.TrimSpace(endpoint), "://")
 	if !ok {
 		return nil, fmt.Errorf("%q has no scheme: write it as npipe://./pipe/containerd-containerd", endpoint)
@@ -76,15 +83,15 @@ func criDialer(endpoint string) (func(context.Context) (net.Conn, error), error)
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context) (net.Conn, error) { return dialPipe(ctx, path) }, nil
+		return trust.Dialer(servertrust.Runtime, path, func(ctx context.Context) (net.Conn, error) { return dialPipe(ctx, path) }), nil
 	case "tcp", "unix":
 		// unix:// is the Linux build's endpoint (and AF_UNIX exists on
 		// Windows too); the path follows the scheme as is.
 		network := strings.ToLower(scheme)
-		return func(ctx context.Context) (net.Conn, error) {
+		return trust.Dialer(servertrust.Runtime, rest, func(ctx context.Context) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, network, rest)
-		}, nil
+		}), nil
 	}
 	return nil, fmt.Errorf("scheme %q of %q is not supported: use npipe://, tcp:// or unix://", scheme, endpoint)
 }
@@ -118,15 +125,22 @@ func ContainerdAddress(endpoint string) (string, error) {
 	return "", fmt.Errorf("scheme %q of %q is not containerd's: containerd listens on npipe:// (Windows) or unix:// (Linux)", scheme, endpoint)
 }
 
-// dialCRI connects to the runtime at endpoint.
-func dialCRI(ctx context.Context, endpoint string) (*grpc.ClientConn, error) {
-	dial, err := criDialer(endpoint)
+// dialCRI connects to the runtime at endpoint, once trust has judged its
+// server.
+func dialCRI(ctx context.Context, endpoint string, trust servertrust.Host) (*grpc.ClientConn, error) {
+	dial, err := criDialer(endpoint, trust)
 	if err != nil {
 		return nil, err
 	}
 	// Dialling first gives "cannot connect" its own error, rather than a
-	// gRPC Unavailable that hides whether containerd answered at all.
+	// gRPC Unavailable that hides whether containerd answered at all. A
+	// refused server is not "cannot connect": it answered, and is not
+	// trusted.
 	first, err := dial(ctx)
+	var refused *servertrust.RefusedError
+	if errors.As(err, &refused) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect: %w", err)
 	}
@@ -150,9 +164,10 @@ func dialCRI(ctx context.Context, endpoint string) (*grpc.ClientConn, error) {
 }
 
 // CRIImagePresent asks the runtime at endpoint whether it holds image
-// (CRI ImageStatus): what the kubelet asks before it pulls.
+// (CRI ImageStatus): what the kubelet asks before it pulls. The runtime's
+// server is judged first, as for every CRI call.
 func CRIImagePresent(ctx context.Context, endpoint, image string) (bool, error) {
-	conn, err := dialCRI(ctx, endpoint)
+	conn, err := dialCRI(ctx, endpoint, servertrust.OSHost())
 	if err != nil {
 		return false, err
 	}

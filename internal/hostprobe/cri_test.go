@@ -10,6 +10,10 @@ import (
 
 	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
+	"github.com/kubeedge-windows/edgecore/windows/pipe"
+	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
 // fakeRuntime answers Version and Status as containerd does.
@@ -32,26 +36,29 @@ func (f *fakeRuntime) Status(context.Context, *runtimeapi.StatusRequest) (*runti
 	}}}, nil
 }
 
-// serveCRI starts a gRPC server on loopback and returns its tcp:// endpoint.
+// serveCRI starts a gRPC server where a runtime the node trusts listens
+// (testListener: a Unix socket of this process, or on Windows a pipe only
+// SYSTEM and Administrators may open) and returns its endpoint.
 func serveCRI(t *testing.T, srv runtimeapi.RuntimeServiceServer) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lis, endpoint := testListener(t)
+	serveOn(t, lis, srv)
+	return endpoint
+}
+
+func serveOn(t *testing.T, lis net.Listener, srv runtimeapi.RuntimeServiceServer) {
 	s := grpc.NewServer()
 	if srv != nil {
 		runtimeapi.RegisterRuntimeServiceServer(s, srv)
 	}
 	go s.Serve(lis)
 	t.Cleanup(s.Stop)
-	return "tcp://" + lis.Addr().String()
 }
 
-func TestCRIStatusOverTCP(t *testing.T) {
+func TestCRIStatus(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := criStatus(ctx, serveCRI(t, &fakeRuntime{networkReady: false}))
+	st, err := criStatus(ctx, serveCRI(t, &fakeRuntime{networkReady: false}), servertrust.OSHost())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +76,7 @@ func TestCRIStatusWithoutV1(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// A server without runtime.v1 answers Unimplemented, as containerd 1.5 does.
-	_, err := criStatus(ctx, serveCRI(t, nil))
+	_, err := criStatus(ctx, serveCRI(t, nil), servertrust.OSHost())
 	if !errors.Is(err, ErrCRIv1Unsupported) {
 		t.Errorf("got %v, want ErrCRIv1Unsupported", err)
 	}
@@ -84,9 +91,64 @@ func TestCRIStatusNothingListening(t *testing.T) {
 	lis.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = criStatus(ctx, "tcp://"+addr)
+	_, err = criStatus(ctx, "tcp://"+addr, servertrust.OSHost())
 	if err == nil || !strings.HasPrefix(err.Error(), "cannot connect: ") {
 		t.Errorf("got %v, want a cannot-connect error", err)
+	}
+}
+
+// countingRuntime counts the calls that reach it.
+type countingRuntime struct {
+	fakeRuntime
+	calls int
+}
+
+func (c *countingRuntime) Version(ctx context.Context, r *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	c.calls++
+	return c.fakeRuntime.Version(ctx, r)
+}
+
+// A runtime whose server the node does not trust is refused before any
+// call is sent, and the refusal is not taken for "nothing answers".
+func TestCRIStatusRefusesAServerItDoesNotTrust(t *testing.T) {
+	srv := &countingRuntime{}
+	endpoint := serveCRI(t, srv)
+	var asked int
+	other := servertrust.Host{GOOS: "linux", SelfUID: 0,
+		Server: func(c net.Conn) (pipe.Server, error) {
+			asked++
+			return pipe.Server{PID: 6120, UID: 1000}, nil
+		},
+		Identify: func(int) (proc.Identity, error) {
+			return proc.Identity{Account: "1000", Image: "/home/alice/fakecri"}, nil
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := criStatus(ctx, endpoint, other)
+	var refused *servertrust.RefusedError
+	if !errors.As(err, &refused) || strings.HasPrefix(err.Error(), "cannot connect") || !strings.Contains(err.Error(), "process 6120") {
+		t.Errorf("got %v, want the refusal naming process 6120", err)
+	}
+	if asked != 1 || srv.calls != 0 {
+		t.Errorf("the server was judged %d times and answered %d calls; want judged once and no call sent", asked, srv.calls)
+	}
+}
+
+// A TCP endpoint's server cannot be identified, so it is refused, naming
+// the address.
+func TestCRIStatusRefusesATCPServer(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, lis, &fakeRuntime{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = criStatus(ctx, "tcp://"+lis.Addr().String(), servertrust.OSHost())
+	var refused *servertrust.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), lis.Addr().String()+" is served by a process that could not be identified") {
+		t.Errorf("got %v, want a refusal of the unidentified TCP server", err)
 	}
 }
 
@@ -110,7 +172,7 @@ func TestCRIEndpoints(t *testing.T) {
 			if err != nil {
 				got = "error: " + err.Error()
 			}
-		} else if _, err := criDialer(endpoint); err != nil {
+		} else if _, err := criDialer(endpoint, servertrust.Host{}); err != nil {
 			got = "error: " + err.Error()
 		}
 		if got != want {

@@ -8,6 +8,8 @@ package hostprobe
 
 import (
 	"context"
+
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 )
 
 // Set is the probes of one host.
@@ -21,7 +23,8 @@ type Set struct {
 	// DiskSize is the size of the volume of dir, which exists.
 	DiskSize func(dir string) (uint64, error)
 	// CRI asks the runtime at endpoint for Version and Status, over a
-	// connection made for the call and closed after it.
+	// connection made for the call and closed after it, once its server
+	// is judged trusted (a *servertrust.RefusedError otherwise).
 	CRI func(ctx context.Context, endpoint string) (CRIStatus, error)
 }
 
@@ -35,7 +38,15 @@ func Host() Set {
 		Elevated:          elevated,
 		FreeDisk:          freeDisk,
 		DiskSize:          diskSize,
-		CRI:               criStatus,
+		CRI:               CRIProbe(servertrust.OSHost()),
+	}
+}
+
+// CRIProbe is the CRI probe judging each runtime's server by trust's
+// rule (servertrust.OSHost on the host).
+func CRIProbe(trust servertrust.Host) func(ctx context.Context, endpoint string) (CRIStatus, error) {
+	return func(ctx context.Context, endpoint string) (CRIStatus, error) {
+		return criStatus(ctx, endpoint, trust)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -31,11 +32,33 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
+	"github.com/kubeedge-windows/edgecore/windows/pipe"
+	"github.com/kubeedge-windows/edgecore/windows/proc"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
+
+// sddlOf is the owner and DACL of path: SDDL's, the descriptor it was
+// made with, or what a folder an administrator made in C:\ has.
+func (w *World) sddlOf(path string) string {
+	sddl, ok := w.SDDL[path]
+	if !ok {
+		sddl = w.Made[path]
+	}
+	switch {
+	case sddl != "":
+	case w.ClientEdition:
+		// As an administrator made it in C:\ on Windows 10 or 11.
+		sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)(A;ID;0x1301bf;;;AU)"
+	default:
+		// As an administrator made it in C:\: every user may read.
+		sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
+	}
+	return sddl
+}
 
 // Services is the service manager; it records each change in Calls.
 type Services struct {
@@ -197,6 +220,13 @@ type World struct {
 	SDDL map[string]string
 	// Made is the descriptor each directory join created was given.
 	Made map[string]string
+	// Links gives a file more than one name (hard links).
+	Links map[string]uint32
+	// ACLRecord, when set, is where protect keeps its record of the
+	// folders the node restricted (protect.Host.Record), a file of FS;
+	// Restored are the folders given their ACL back, with it.
+	ACLRecord string
+	Restored  []string
 	// ClientEdition makes C:\ what it is on client editions of Windows:
 	// what is created in it with its ACL lets Authenticated Users
 	// modify it.
@@ -206,6 +236,10 @@ type World struct {
 	// CRIUp is a container runtime answering without a containerd
 	// service.
 	CRIUp bool
+	// CRIServer, when set, is who serves the CRI pipe: every CRI call
+	// is judged by servertrust's rule over these facts first (a user's
+	// CRI server started before join, say).
+	CRIServer *servertrust.Facts
 	// Imports are the image imports join asked for ("endpoint dirs"),
 	// with whether the service was installed then; ImportErr fails them.
 	Imports   []string
@@ -292,22 +326,41 @@ func (w *World) system0() join.System {
 				if !w.FS.Has(path) {
 					return acl.Security{}, hostfstest.NotExist("read", path)
 				}
-				sddl, ok := w.SDDL[path]
-				if !ok {
-					sddl = w.Made[path]
-				}
-				switch {
-				case sddl != "":
-				case w.ClientEdition:
-					// As an administrator made it in C:\ on Windows 10 or 11.
-					sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)(A;ID;0x1301bf;;;AU)"
-				default:
-					// As an administrator made it in C:\: every user may read.
-					sddl = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
-				}
-				return acl.ParseSDDL(sddl)
+				return acl.ParseSDDL(w.sddlOf(path))
 			},
-			Restrict: func(root string) error {
+			List: func(dir string) ([]acl.Entry, error) {
+				entries, err := w.FS.ReadDir(dir)
+				if err != nil {
+					return nil, err
+				}
+				var out []acl.Entry
+				for _, e := range entries {
+					p := ospath.Join(config.Windows, dir, e.Name())
+					sec, err := acl.ParseSDDL(w.sddlOf(p))
+					if err != nil {
+						return nil, err
+					}
+					links := w.Links[p]
+					if links == 0 {
+						links = 1
+					}
+					link := e.Type()&fs.ModeSymlink != 0
+					out = append(out, acl.Entry{Name: e.Name(), Dir: e.IsDir() || link, Security: sec, Links: links, Reparse: link, ID: p})
+				}
+				return out, nil
+			},
+			Record:   w.ACLRecord,
+			ReadFile: w.FS.ReadFile,
+			WriteFile: func(path string, data []byte) error {
+				return w.FS.WriteFile(path, data)
+			},
+			SDDL: func(path string) (string, error) { return w.sddlOf(path), nil },
+			SetSDDL: func(path, sddl string) error {
+				w.Restored = append(w.Restored, path+" "+sddl)
+				w.SDDL[path] = sddl
+				return nil
+			},
+			Restrict: func(root string, _ func(string) bool) error {
 				w.ACL = append(w.ACL, root)
 				w.FS.Record("restrict %s", root)
 				return w.ACLErr
@@ -364,6 +417,11 @@ func (w *World) RuntimeHost() runtimeinstall.Host {
 		ReadFile: w.FS.ReadFile,
 		Services: w.Services,
 		CRI: func(ctx context.Context, endpoint string) (hostprobe.CRIStatus, error) {
+			if w.CRIServer != nil {
+				if err := servertrust.Judge(servertrust.Runtime, *w.CRIServer); err != nil {
+					return hostprobe.CRIStatus{}, err
+				}
+			}
 			w.Services.mu.Lock()
 			up := w.CRIUp || w.Services.Running[runtimeinstall.ServiceName]
 			w.Services.mu.Unlock()
@@ -587,7 +645,15 @@ func (w *World) WithBundle() {
 	}
 	w.FS.AddFile(Bundle+`\manifest.json`, `{"containerd": "v2.1.4", "hcsshim": "v0.13.0", "cni-plugins": "v1.10.0"}`)
 	w.FS.AddDir(`C:\Program Files`)
+	w.FS.AddDir(`C:\ProgramData`)
 }
+
+// Where containerd keeps its data, and join creates it.
+const (
+	CtrdData  = `C:\ProgramData\containerd`
+	CtrdRoot  = CtrdData + `\root`
+	CtrdState = CtrdData + `\state`
+)
 
 // JoinStepNames are the step lines of a default join.
 var JoinStepNames = []string{
@@ -636,4 +702,21 @@ func StepError(t *testing.T, err error, index, total int) *steps.StepError {
 		t.Fatalf("failed at step %d/%d (%s), want step %d/%d:\n%v", se.Index, se.Total, se.Step, index, total, err)
 	}
 	return se
+}
+
+// UserCRIServer is a CRI server a local account started on containerd's
+// pipe before the node: process 6120, C:\Users\alice\fakecri.exe, running
+// as alice, on a pipe with go-winio's default descriptor, which alice
+// owns; the containerd service is not installed.
+func UserCRIServer() *servertrust.Facts {
+	const alice = "S-1-5-21-1004336348-1177238915-682003330-1001"
+	return &servertrust.Facts{
+		GOOS:    config.Windows,
+		Address: `\\.\pipe\containerd-containerd`,
+		Server: pipe.Server{PID: 6120, UID: -1,
+			SDDL: "O:" + alice + "D:(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;" + alice + ")(A;;FR;;;WD)(A;;FR;;;AN)"},
+		Process:      proc.Identity{PID: 6120, Account: alice, AccountName: `LINE3-PC\alice`, Image: `C:\Users\alice\fakecri.exe`},
+		ServiceState: "not installed",
+		SelfPID:      4321,
+	}
 }

@@ -16,13 +16,7 @@ import (
 // protect the host, and there is nothing to check.
 func Access(goos string, h protect.Host) func(archive string) error {
 	return func(archive string) error {
-		if goos != config.Windows {
-			return nil
-		}
-		return protect.Check([]protect.Target{
-			{What: "the folder of image archives the node imports into containerd", Path: ospath.Dir(goos, archive), Input: true},
-			{What: "an image archive the node imports into containerd", Path: archive, File: true, Input: true},
-		}, h)
+		return protect.CheckFile(goos, h, "an image archive the node imports into containerd", archive)
 	}
 }
 

@@ -46,7 +46,7 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 // startContainerd runs the containerd at exe with the configuration file
 // cfg until the test ends, and waits up to a minute for ready to succeed;
 // its log is shown when the test fails.
-func startContainerd(t *testing.T, exe, cfg string, ready func() error) {
+func startContainerd(t *testing.T, exe, cfg string, ready func() error) (pid int) {
 	t.Helper()
 	var logs bytes.Buffer
 	cmd := exec.Command(exe, "--config", cfg)
@@ -64,7 +64,7 @@ func startContainerd(t *testing.T, exe, cfg string, ready func() error) {
 	for deadline := time.Now().Add(time.Minute); ; {
 		err := ready()
 		if err == nil {
-			return
+			return cmd.Process.Pid
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("containerd did not answer within a minute: %v", err)

@@ -2,18 +2,25 @@ package images
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 
 	"github.com/containerd/containerd"
 	"github.com/containerd/containerd/errdefs"
 	"github.com/containerd/containerd/namespaces"
+	"github.com/containerd/containerd/pkg/dialer"
 	"github.com/distribution/reference"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 )
 
 // Namespace is containerd's namespace of the kubelet's images (CRI's).
@@ -34,18 +41,50 @@ const dialTimeout = 10 * time.Second
 // Containerd connects to the containerd that serves the CRI endpoint
 // (modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint), through
 // containerd's Go client, in the k8s.io namespace; images are unpacked
-// into snapshotter.
+// into snapshotter. Each connection's server is judged first
+// (servertrust's Runtime rule): an archive's images go only to the
+// runtime the node trusts.
 func Containerd(endpoint, snapshotter string) func(ctx context.Context) (Runtime, error) {
+	return containerdWith(endpoint, snapshotter, servertrust.OSHost())
+}
+
+func containerdWith(endpoint, snapshotter string, trust servertrust.Host) func(ctx context.Context) (Runtime, error) {
 	return func(ctx context.Context) (Runtime, error) {
 		addr, err := hostprobe.ContainerdAddress(endpoint)
 		if err != nil {
 			return nil, fmt.Errorf("containerRuntimeEndpoint: %w", err)
 		}
-		c, err := containerd.New(addr, containerd.WithDefaultNamespace(Namespace), containerd.WithTimeout(dialTimeout))
+		c, err := containerd.New(addr, containerd.WithDefaultNamespace(Namespace), containerd.WithTimeout(dialTimeout),
+			containerd.WithDialOpts(dialOptions(addr, trust)))
+		var refused *servertrust.RefusedError
+		if errors.As(err, &refused) {
+			return nil, refused
+		}
 		if err != nil {
 			return nil, fmt.Errorf("connecting to containerd at %s: %w; fix: start containerd (Start-Service containerd), or check containerRuntimeEndpoint", addr, err)
 		}
 		return &containerdRuntime{c: c, snapshotter: snapshotter}, nil
+	}
+}
+
+// dialOptions are containerd's client's own (containerd.New), with its
+// dialer wrapped so that a connection whose server trust refuses is
+// closed, and the refusal ends the connect at once rather than being
+// retried until the time-out.
+func dialOptions(addr string, trust servertrust.Host) []grpc.DialOption {
+	bo := backoff.DefaultConfig
+	bo.MaxDelay = 3 * time.Second
+	return []grpc.DialOption{
+		grpc.WithBlock(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.FailOnNonTempDialError(true),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bo}),
+		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
+			return trust.Dialer(servertrust.Runtime, addr, func(ctx context.Context) (net.Conn, error) {
+				return dialer.ContextDialer(ctx, a)
+			})(ctx)
+		}),
+		grpc.WithReturnConnectionError(),
 	}
 }
 

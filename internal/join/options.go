@@ -14,6 +14,8 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/config/proxyenv"
+	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
@@ -57,6 +59,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print the steps join would take and change nothing")
 	fs.StringVar(&o.Runtime, "runtime", o.Runtime, "Container runtime: auto installs the containerd this release bundles when the host has none, "+
 		"bundled installs it and refuses a host with a containerd service, host never installs it")
+	fs.StringVar(&o.RegistryConfig, "registry-config", o.RegistryConfig,
+		"A registries.yaml (RKE2's format: mirrors with endpoint and rewrite, configs with auth and tls) for the bundled containerd: "+
+			"mirrors, a private CA, client certificates and credentials, copied into containerd's folder (SYSTEM and Administrators only)")
+	o.Proxy.AddFlags(fs)
 	// cni-config's own flags for the network, read by its rules.
 	o.Network.AddNetworkFlags(fs)
 	if f := fs.Lookup("mode"); f != nil {
@@ -125,6 +131,9 @@ func (o Options) generate() (*v1alpha2.EdgeCoreConfig, []config.Rewrite, error) 
 	case "", cni.ModeNAT, cni.ModeL2Bridge:
 	default:
 		errs = append(errs, field.NotSupported(flag(cni.FlagMode), o.Network.Mode, []string{cni.ModeL2Bridge, cni.ModeNAT}))
+	}
+	if err := proxyenv.Validate(o.Proxy.URL, o.Proxy.NoProxy); err != nil {
+		errs = append(errs, field.Invalid(flag(proxyenv.FlagProxy), redact.URL(o.Proxy.URL), err.Error()))
 	}
 	_, setErrs := config.ParseSettings(o.Set)
 	errs = append(errs, setErrs...)

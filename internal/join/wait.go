@@ -12,25 +12,24 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
+	"github.com/kubeedge-windows/edgecore/internal/reconnect"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
 // What upstream edgehub (KubeEdge v1.23) reports and join waits for. The
 // certificate manager panics with "failed to apply the edge certs, err:
-// <cause>" when it cannot get the certificates with the token (v1.20 logged
-// it and exited; a panic goes to standard error, which the service sends to
-// panic.log, so join reads both); the causes below are its wordings, and
-// cloudcore's for a refused token.
+// <cause>" when it cannot get the certificates with the token and the
+// failure will not pass by waiting (v1.20 logged it and exited; a panic
+// goes to standard error, which the service sends to panic.log, so join
+// reads both); reconnect.ReadCertFailure reads the cause. While cloudcore
+// does not answer, edgecore waits and tries again, and logs why once (an
+// error line, which a time-out quotes).
 // Once certificates exist, the hub client logs "Websocket connect to cloud
 // access successful" (or "Quic connect ...") for each connection, and
 // edgehub "connection failed: <cause>, will reconnect after ..." for each
 // failed attempt.
 const (
 	logCertsFailed   = "failed to apply the edge certs"
-	logCAMismatch    = "failed to validate CA certificate"
-	logTokenRejected = "token validation failure"
-	logUnauthorized  = "code: 401"
-	logCAUnavailable = "failed to get CA certificate"
 	logConnected     = "connect to cloud access successful"
 	logConnectFailed = "connection failed: "
 )
@@ -100,14 +99,14 @@ func klogMessage(line string) (byte, string) {
 // certFailure explains why edgecore could not get its certificates, from
 // the message it logged, with the fix.
 func certFailure(msg string) error {
-	switch {
-	case strings.Contains(msg, logCAMismatch):
+	switch reconnect.ReadCertFailure(msg) {
+	case reconnect.CertCAMismatch:
 		return steps.WithFix(fmt.Errorf("the token does not belong to this cloudcore: its CA certificate hash differs (%s)", msg),
 			"run `keadm gettoken` against the cluster of this cloudcore and join with its output")
-	case strings.Contains(msg, logTokenRejected), strings.Contains(msg, logUnauthorized):
+	case reconnect.CertTokenRejected:
 		return steps.WithFix(fmt.Errorf("cloudcore rejected the token (%s)", msg),
 			"the token is wrong or has expired (cloudcore renews it every 12 hours by default): run `keadm gettoken` on the cloud side and join with the new token")
-	case strings.Contains(msg, logCAUnavailable):
+	case reconnect.CertUnreachable, reconnect.CertNothingFetched, reconnect.CertServerError:
 		return steps.WithFix(fmt.Errorf("edgecore could not fetch the CA certificate from cloudcore (%s)", msg),
 			"check --certport and that cloudcore's certificate port is open in the firewalls of both hosts")
 	}

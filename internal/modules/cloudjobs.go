@@ -10,6 +10,8 @@ import (
 	"github.com/kubeedge/kubeedge/edge/pkg/taskmanager/actions"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/jobpolicy"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -20,15 +22,28 @@ type cloudJobs struct {
 	prepull *prePullJobs
 }
 
-func newCloudJobs(ctx context.Context, host config.Host, c *v1alpha2.EdgeCoreConfig, jobs *upgrade.Jobs, statuses jobStatuses) cloudJobs {
+// newCloudJobs makes the runners of the node configured by c; policy
+// reads the node's cloud-job policy (jobpolicy.Load), at each job, so
+// that an administrator's change counts from the next job on.
+func newCloudJobs(ctx context.Context, host config.Host, c *v1alpha2.EdgeCoreConfig, jobs *upgrade.Jobs, statuses jobStatuses, policy func() (jobpolicy.Policy, error)) cloudJobs {
 	token := ""
 	if c.Modules != nil && c.Modules.EdgeHub != nil {
 		token = c.Modules.EdgeHub.Token
 	}
+	pp := newPrePullJobs(c)
+	pp.policy = policy
 	return cloudJobs{
-		config:  &configJobs{jobs: jobs, host: host, token: token, statuses: statuses, ctx: ctx, logf: klog.Infof},
-		prepull: newPrePullJobs(c),
+		config:  &configJobs{jobs: jobs, host: host, token: token, statuses: statuses, ctx: ctx, logf: klog.Infof, policy: policy},
+		prepull: pp,
 	}
+}
+
+// hostPolicy reads the policy of the node on d's host, judging the file
+// as protect judges what the node acts on without owning it.
+func hostPolicy(d *deps.Dependencies) func() (jobpolicy.Policy, error) {
+	path := jobpolicy.PathOf(d.Layout)
+	judge := jobpolicy.HostJudge(d.Host.GOOS, d.ACLs)
+	return func() (jobpolicy.Policy, error) { return jobpolicy.Load(path, d.FS.ReadFile, judge) }
 }
 
 // register installs the runners in place of upstream's, which

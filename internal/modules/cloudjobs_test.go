@@ -18,6 +18,7 @@ import (
 	taskmsg "github.com/kubeedge/kubeedge/pkg/nodetask/message"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/jobpolicy"
 	"github.com/kubeedge-windows/edgecore/internal/prepull"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -86,6 +87,7 @@ func configRunnerOn(t *testing.T) (*configJobs, *statusLog, string, []string) {
 			Env:       upgrade.Env{GOOS: config.Windows, Services: noService{}, Service: "edgecore"},
 		},
 		host:     config.Host{GOOS: config.Windows},
+		policy:   func() (jobpolicy.Policy, error) { return jobpolicy.Policy{}, nil },
 		token:    joinToken,
 		statuses: st.statuses(),
 		ctx:      context.Background(),
@@ -207,8 +209,11 @@ func TestImagePrePullJobReportsEachImage(t *testing.T) {
 		check:    func([]string) error { return nil },
 		diskUsed: func(dir string) (float64, error) { return 40, nil },
 		rootDir:  `C:\var\lib\kubelet`,
-		send:     st.send,
-		logf:     func(string, ...any) {},
+		// The job's secret is in the node's own namespace.
+		nodeNamespace: "line",
+		policy:        func() (jobpolicy.Policy, error) { return jobpolicy.Policy{}, nil },
+		send:          st.send,
+		logf:          func(string, ...any) {},
 	}
 	spec, _ := json.Marshal(operationsv1alpha2.ImagePrePullJobSpec{ImagePrePullTemplate: operationsv1alpha2.ImagePrePullTemplate{
 		Images: []string{"example.com/app:1", "example.com/missing:1"}, ImageSecret: "line/pull", RetryTimes: 1,
@@ -245,5 +250,89 @@ func TestImagePrePullJobChecksTheKubeletsVolume(t *testing.T) {
 	imagePrePullJobRunner(p).RunAction(context.Background(), "ipj", "win-1", prePullCheck, spec)
 	if st.flow() != "Check=false" || measured != `D:\kubelet` || !strings.Contains(st.msgs[0].Reason, "93.50% used") {
 		t.Fatalf("flow %s, measured %q, %+v", st.flow(), measured, st.msgs)
+	}
+}
+
+// A pull secret from a namespace that is neither the node's nor one the
+// node's policy names is never fetched: the Pull fails naming the
+// namespace and the fix, and no image is pulled with anyone's
+// credentials.
+func TestImagePrePullJobTakesPullSecretsFromTheNodesNamespaceOnly(t *testing.T) {
+	for _, c := range []struct {
+		secret, policy string
+		fetched        bool
+	}{
+		{"kube-system/registry", "", false},
+		{"default/registry", "", true},
+		{"plant-a/registry", "", false},
+		{"plant-a/registry", "imagePrePullJob: {pullSecretNamespaces: [plant-a]}", true},
+	} {
+		st := &statusLog{}
+		rt := &recordingRuntime{}
+		fetched := false
+		pol, err := jobpolicy.Parse([]byte(c.policy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &prePullJobs{
+			runtime: func() (prepull.Puller, error) { return rt, nil },
+			secret: func(ns, name string) (*corev1.Secret, error) {
+				fetched = true
+				return &corev1.Secret{Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"example.com":{"username":"robot","password":"pw"}}}`)}}, nil
+			},
+			policy: func() (jobpolicy.Policy, error) { return pol, nil },
+			send:   st.send, logf: func(string, ...any) {},
+		}
+		spec, _ := json.Marshal(operationsv1alpha2.ImagePrePullJobSpec{ImagePrePullTemplate: operationsv1alpha2.ImagePrePullTemplate{
+			Images: []string{"example.com/app:1"}, ImageSecret: c.secret}})
+		imagePrePullJobRunner(p).RunAction(context.Background(), "ipj", "win-1", prePullPull, spec)
+		if fetched != c.fetched {
+			t.Errorf("%s with policy %q: fetched %v", c.secret, c.policy, fetched)
+		}
+		if c.fetched {
+			continue
+		}
+		ns, _, _ := strings.Cut(c.secret, "/")
+		if st.flow() != "Pull=false" || !strings.Contains(st.msgs[0].Reason, `"`+ns+`"`) || !strings.Contains(st.msgs[0].Reason, "pullSecretNamespaces") || len(rt.auth) != 0 {
+			t.Errorf("%s: flow %s, reason %q, pulls %v", c.secret, st.flow(), st.msgs[0].Reason, rt.auth)
+		}
+	}
+}
+
+// A policy file that cannot be trusted refuses the ConfigUpdateJob at
+// Check, naming the file; nothing changes.
+func TestAnUntrustedPolicyRefusesConfigJobs(t *testing.T) {
+	c, st, file, _ := configRunnerOn(t)
+	before, _ := os.ReadFile(file)
+	c.policy = func() (jobpolicy.Policy, error) {
+		return jobpolicy.Load(`C:\etc\kubeedge\config\cloud-jobs.yaml`,
+			func(string) ([]byte, error) { return []byte("configUpdateJob: {fields: [featureGates]}"), nil },
+			func(string) error { return errors.New("is owned by WIN\\operator") })
+	}
+	runConfigJob(t, c, map[string]string{"modules.edged.tailoredKubeletConfig.maxPods": "60"})
+	if st.flow() != "Check=false" || !strings.Contains(st.msgs[0].Reason, "cloud-jobs.yaml is not trusted") {
+		t.Fatalf("flow %s: %+v", st.flow(), st.msgs)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Fatal("the file changed")
+	}
+}
+
+// A ConfigUpdateJob with a forbidden field is refused at Check with the
+// field and why in the status, as the e2e shows against cloudcore.
+func TestAConfigJobWithAForbiddenFieldIsRefusedAtCheck(t *testing.T) {
+	c, st, file, _ := configRunnerOn(t)
+	before, _ := os.ReadFile(file)
+	runConfigJob(t, c, map[string]string{"modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint": "tcp://203.0.113.5:10010"})
+	if st.flow() != "Check=false" {
+		t.Fatalf("flow %s", st.flow())
+	}
+	for _, w := range []string{"containerRuntimeEndpoint", "an endpoint", "cloud-jobs.yaml", "nothing on the node changed"} {
+		if !strings.Contains(st.msgs[0].Reason, w) {
+			t.Errorf("reason %q lacks %q", st.msgs[0].Reason, w)
+		}
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Fatal("the file changed")
 	}
 }

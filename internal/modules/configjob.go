@@ -16,7 +16,9 @@ import (
 	taskmsg "github.com/kubeedge/kubeedge/pkg/nodetask/message"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/configjob"
+	"github.com/kubeedge-windows/edgecore/internal/jobpolicy"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -50,6 +52,9 @@ type configJobs struct {
 	statuses jobStatuses
 	ctx      context.Context
 	logf     func(format string, args ...any)
+	// policy reads the node's cloud-job policy: which fields beyond the
+	// tunables a job may change.
+	policy func() (jobpolicy.Policy, error)
 }
 
 func configUpdateJobRunner(c *configJobs) *actions.ActionRunner {
@@ -95,7 +100,13 @@ func (c *configJobs) plan(job string, ser actions.SpecSerializer) (*configjob.Pl
 	if now, err := config.Parse(current, c.host); err == nil && now.Modules != nil && now.Modules.EdgeHub != nil {
 		secrets = append(secrets, now.Modules.EdgeHub.Token)
 	}
-	p, err := configjob.Make(current, spec.UpdateFields, configjob.Node{Host: c.host, Executable: c.jobs.Executable}, secrets...)
+	pol, err := c.policy()
+	if err != nil {
+		err = fmt.Errorf("the ConfigUpdateJob is refused; nothing on the node changed: %w", err)
+		c.logf("ConfigUpdateJob %s: %v", job, err)
+		return nil, err
+	}
+	p, err := configjob.Make(current, spec.UpdateFields, configjob.Node{Host: c.host, Executable: c.jobs.Executable, Policy: pol}, secrets...)
 	if err != nil {
 		c.logf("ConfigUpdateJob %s: %v", job, err)
 		return nil, err
@@ -163,7 +174,7 @@ func (c *configJobs) report(job, node, action string, resp actions.ActionRespons
 	}
 	redacted := make([]taskmsg.UpstreamMessage, len(msgs))
 	for i, m := range msgs {
-		m.Reason = configjob.Redact(m.Reason, c.token)
+		m.Reason = redact.String(m.Reason, c.token)
 		redacted[i] = m
 	}
 	c.statuses.sendAll(c.ctx, jobResource(operationsv1alpha2.ResourceConfigUpdateJob, job, node), redacted)

@@ -2,6 +2,7 @@ package modules
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,12 +14,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/klog/v2"
 	kubeletoptions "k8s.io/kubernetes/cmd/kubelet/app/options"
 	"k8s.io/kubernetes/pkg/kubelet"
 
 	"github.com/kubeedge/beehive/pkg/core/model"
 	"github.com/kubeedge/kubeedge/edge/pkg/edged"
 	"github.com/kubeedge/kubeedge/edge/pkg/edgehub"
+	"github.com/kubeedge/kubeedge/edge/pkg/edgehub/certificate"
 	"github.com/kubeedge/kubeedge/edge/pkg/edgehub/clients/wsclient"
 	"github.com/kubeedge/kubeedge/pkg/viaduct/pkg/api"
 	"github.com/kubeedge/kubeedge/pkg/viaduct/pkg/conn"
@@ -31,16 +34,21 @@ import (
 func TestHubReconnectHooks(t *testing.T) {
 	origWait, origChanged, origRun := edgehub.ReconnectWait, edgehub.ConnectionChanged, edged.DefaultRunLiteKubelet
 	origAttempts, origRetry := wsclient.ConnectAttempts, wsclient.ConnectRetryWait
+	origApply, origExit := certificate.ApplyFailed, klog.OsExit
 	defer func() {
 		edgehub.ReconnectWait, edgehub.ConnectionChanged, edged.DefaultRunLiteKubelet = origWait, origChanged, origRun
 		wsclient.ConnectAttempts, wsclient.ConnectRetryWait = origAttempts, origRetry
+		certificate.ApplyFailed, klog.OsExit = origApply, origExit
 	}()
 	var deps *kubelet.Dependencies
 	edged.DefaultRunLiteKubelet = func(_ context.Context, _ *kubeletoptions.KubeletServer, d *kubelet.Dependencies, _ featuregate.FeatureGate) error {
 		deps = d
 		return nil
 	}
-	installHubReconnect(15*time.Second, "win-1", 40)
+	installHubReconnect(hubOptions{heartbeat: 15 * time.Second, node: "win-1", leaseSeconds: 40})
+	if certificate.ApplyFailed(errors.New(`failed to get edge certificate from the cloudcore, error: failed to call http, code: 401, message: token validation failure`)) {
+		t.Error("the certificate hook tries a refused token again")
+	}
 
 	if wsclient.ConnectAttempts != 1 || wsclient.ConnectRetryWait != 0 {
 		t.Errorf("a round makes %d attempts %v apart, want 1", wsclient.ConnectAttempts, wsclient.ConnectRetryWait)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 
 	"k8s.io/klog/v2"
 	kubeletserver "k8s.io/kubernetes/pkg/kubelet/server"
@@ -12,15 +13,18 @@ import (
 	"github.com/kubeedge/kubeedge/pkg/stream"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/pipe"
 )
 
 // pipeIO opens named pipes (windows/pipe on the host, a recording fake in
-// tests).
+// tests), and judges who serves a connection dialled to the kubelet
+// server (servertrust's Self rule on the host).
 type pipeIO struct {
 	listen func(name, sddl string) (net.Listener, error)
 	dial   func(ctx context.Context, name string) (net.Conn, error)
+	check  func(c net.Conn, address string) error
 }
 
 // kubeletServerListener is the kubelet read-only server's listener
@@ -29,7 +33,7 @@ type pipeIO struct {
 // upstream opens to every local account without authentication. On
 // Windows that is a named pipe only SYSTEM and Administrators may open; on
 // Linux a socket of mode 0600 in a folder of mode 0700, both root's.
-func kubeletServerListener(ep config.KubeletServer, p pipeIO) func(string) (net.Listener, error) {
+func kubeletServerListener(ep config.KubeletServer, p pipeIO, up *serverUp) func(string) (net.Listener, error) {
 	return func(tcpAddress string) (net.Listener, error) {
 		var l net.Listener
 		var err error
@@ -42,6 +46,7 @@ func kubeletServerListener(ep config.KubeletServer, p pipeIO) func(string) (net.
 			return nil, fmt.Errorf("serving the kubelet server on %s: %w", ep, err)
 		}
 		klog.InfoS("The kubelet server listens where only administrators can connect, not on TCP", "endpoint", ep.String(), "notOn", tcpAddress)
+		up.open()
 		return l, nil
 	}
 }
@@ -49,14 +54,38 @@ func kubeletServerListener(ep config.KubeletServer, p pipeIO) func(string) (net.
 // kubeletServerDialer is edgeStream's, edged's and the metaserver's dialer
 // of the kubelet server (stream.DialEdged, the hook of patches/0011): every
 // connection goes to ep, whatever address the request names, so a stream
-// request from the cloud cannot be aimed at another host or port either.
-func kubeletServerDialer(ep config.KubeletServer, p pipeIO) func(context.Context, string, string) (net.Conn, error) {
+// request from the cloud cannot be aimed at another host or port either;
+// and it must be served by this process, so that a process that took the
+// pipe's name first receives no request (exec's commands, logs).
+// Until the server first listens a dial waits for it (or for ctx):
+// edged's health check, which polls every 50 ms and logs each failure,
+// would otherwise fill the log while the kubelet waits for the node's
+// first connection (firstConnection).
+func kubeletServerDialer(ep config.KubeletServer, p pipeIO, up *serverUp) func(context.Context, string, string) (net.Conn, error) {
 	return func(ctx context.Context, _, _ string) (net.Conn, error) {
-		if ep.Pipe != "" {
-			return p.dial(ctx, ep.Pipe)
+		select {
+		case <-up.ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", ep.Socket)
+		var c net.Conn
+		var err error
+		address := ep.Socket
+		if ep.Pipe != "" {
+			address = pipe.Path(ep.Pipe)
+			c, err = p.dial(ctx, ep.Pipe)
+		} else {
+			var d net.Dialer
+			c, err = d.DialContext(ctx, "unix", ep.Socket)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := p.check(c, address); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
 	}
 }
 
@@ -85,10 +114,23 @@ func listenPrivateSocket(dir, path string) (net.Listener, error) {
 	return l, nil
 }
 
+// serverUp is closed once the kubelet server first listens.
+type serverUp struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newServerUp() *serverUp { return &serverUp{ch: make(chan struct{})} }
+
+func (u *serverUp) open() { u.once.Do(func() { close(u.ch) }) }
+
 // installKubeletServer puts both hooks in place; it must run before edged
 // starts the kubelet.
 func installKubeletServer(ep config.KubeletServer) {
-	p := pipeIO{listen: pipe.Listen, dial: pipe.Dial}
-	kubeletserver.ReadOnlyListen = kubeletServerListener(ep, p)
-	stream.DialEdged = kubeletServerDialer(ep, p)
+	trust := servertrust.OSHost()
+	p := pipeIO{listen: pipe.Listen, dial: pipe.Dial,
+		check: func(c net.Conn, address string) error { return trust.Check(servertrust.Self, address, c) }}
+	up := newServerUp()
+	kubeletserver.ReadOnlyListen = kubeletServerListener(ep, p, up)
+	stream.DialEdged = kubeletServerDialer(ep, p, up)
 }

@@ -2,12 +2,14 @@ package modules
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	kubeletserver "k8s.io/kubernetes/pkg/kubelet/server"
 
@@ -23,9 +25,11 @@ import (
 // and the descriptor handed to the Windows API, and serves them over an
 // in-memory connection.
 type recordingPipes struct {
-	listened, dialled []string
-	sddl              string
-	l                 net.Listener
+	listened, dialled, checked []string
+	sddl                       string
+	l                          net.Listener
+	// refuse is what the server check answers.
+	refuse error
 }
 
 func (r *recordingPipes) io() pipeIO {
@@ -39,6 +43,10 @@ func (r *recordingPipes) io() pipeIO {
 			r.dialled = append(r.dialled, name)
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", r.l.Addr().String())
+		},
+		check: func(c net.Conn, address string) error {
+			r.checked = append(r.checked, address)
+			return r.refuse
 		},
 	}
 }
@@ -54,7 +62,8 @@ func TestWindowsKubeletServerIsAnAdministratorsOnlyPipe(t *testing.T) {
 	}
 	r := &recordingPipes{l: inner}
 	ep := config.KubeletServer{Pipe: config.KubeletServerPipe}
-	l, err := kubeletServerListener(ep, r.io())("127.0.0.1:10350")
+	up := newServerUp()
+	l, err := kubeletServerListener(ep, r.io(), up)("127.0.0.1:10350")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +83,7 @@ func TestWindowsKubeletServerIsAnAdministratorsOnlyPipe(t *testing.T) {
 	}
 
 	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { io.WriteString(w, "served "+req.URL.Path) }))
-	dial := kubeletServerDialer(ep, r.io())
+	dial := kubeletServerDialer(ep, r.io(), up)
 	// The cloud names a host; the request must go to the pipe regardless.
 	for _, addr := range []string{"127.0.0.1:10350", "169.254.169.254:80"} {
 		c, err := dial(context.Background(), "tcp", addr)
@@ -85,6 +94,17 @@ func TestWindowsKubeletServerIsAnAdministratorsOnlyPipe(t *testing.T) {
 	}
 	if len(r.dialled) != 2 || r.dialled[0] != "edgecore-kubelet" || r.dialled[1] != "edgecore-kubelet" {
 		t.Errorf("dialled pipes %q, want edgecore-kubelet twice", r.dialled)
+	}
+	if len(r.checked) != 2 || r.checked[0] != `\\.\pipe\edgecore-kubelet` {
+		t.Errorf(`server checks %q, want one per connection of \\.\pipe\edgecore-kubelet`, r.checked)
+	}
+	// A connection served by anyone but this process is closed and refused.
+	r.refuse = errors.New("served by process 6120")
+	if c, err := dial(context.Background(), "tcp", "127.0.0.1:10350"); err != r.refuse {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("a refused server gave %v, want the refusal", err)
 	}
 }
 
@@ -125,5 +145,45 @@ func TestKubeletServerHooksServeAPrivateSocket(t *testing.T) {
 	resp.Body.Close()
 	if string(body) != "served /healthz/syncloop" {
 		t.Errorf("the kubelet server answered %q", body)
+	}
+}
+
+// Until the kubelet server listens, a dial waits for it rather than fail
+// (edged's health check would log a failure every 50 ms), and gives up
+// only when its context ends.
+func TestDialsWaitForTheKubeletServer(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recordingPipes{l: inner}
+	ep := config.KubeletServer{Pipe: config.KubeletServerPipe}
+	up := newServerUp()
+	dial := kubeletServerDialer(ep, r.io(), up)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := dial(ctx, "tcp", "127.0.0.1:10350"); err == nil || len(r.dialled) != 0 {
+		t.Fatalf("a dial before the server listens: %v, dialled %v", err, r.dialled)
+	}
+	dialled := make(chan error, 1)
+	go func() {
+		c, err := dial(context.Background(), "tcp", "127.0.0.1:10350")
+		if err == nil {
+			c.Close()
+		}
+		dialled <- err
+	}()
+	select {
+	case err := <-dialled:
+		t.Fatalf("the dial returned before the server listened: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	l, err := kubeletServerListener(ep, r.io(), up)("127.0.0.1:10350")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := <-dialled; err != nil {
+		t.Fatal(err)
 	}
 }

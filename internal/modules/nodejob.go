@@ -19,6 +19,7 @@ import (
 	"github.com/kubeedge/kubeedge/pkg/nodetask/actionflow"
 	taskmsg "github.com/kubeedge/kubeedge/pkg/nodetask/message"
 
+	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
@@ -361,8 +362,12 @@ func nodeJobMessages(r upgrade.Report) []taskmsg.UpstreamMessage {
 }
 
 // sendNodeJobStatus sends an action status through edgehub to the cloud's
-// task manager, as upstream's runners do.
+// task manager, as upstream's runners do. Every status of every job
+// leaves the node here, so here the credentials of any URL its reason
+// quotes are taken out (redact): a job's status is read by everyone who
+// may read the job.
 func sendNodeJobStatus(res taskmsg.Resource, m taskmsg.UpstreamMessage) {
+	m.Reason, m.Extend = redact.String(m.Reason), redact.String(m.Extend)
 	select {
 	case <-beehiveContext.Done():
 		klog.Warningf("NodeUpgradeJob %s: the node is stopping; the %s status is not sent", res.JobName, m.Action)

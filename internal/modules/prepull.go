@@ -20,6 +20,7 @@ import (
 	"github.com/kubeedge/kubeedge/pkg/nodetask/actionflow"
 	taskmsg "github.com/kubeedge/kubeedge/pkg/nodetask/message"
 
+	"github.com/kubeedge-windows/edgecore/internal/jobpolicy"
 	"github.com/kubeedge-windows/edgecore/internal/prepull"
 )
 
@@ -45,17 +46,22 @@ type prePullJobs struct {
 	// diskUsed is the used share of the volume of dir, in percent.
 	diskUsed func(dir string) (float64, error)
 	rootDir  string
-	delay    time.Duration
-	send     func(taskmsg.Resource, taskmsg.UpstreamMessage)
-	logf     func(format string, args ...any)
+	// nodeNamespace is the node's own namespace
+	// (modules.edged.registerNodeNamespace), where a job's pull secret
+	// may come from; policy names any other (jobpolicy.PullSecretAllowed).
+	nodeNamespace string
+	policy        func() (jobpolicy.Policy, error)
+	delay         time.Duration
+	send          func(taskmsg.Resource, taskmsg.UpstreamMessage)
+	logf          func(format string, args ...any)
 }
 
 func newPrePullJobs(c *v1alpha2.EdgeCoreConfig) *prePullJobs {
-	var endpoint, root string
+	var endpoint, root, namespace string
 	timeout := 2 * time.Minute
 	if c.Modules != nil && c.Modules.Edged != nil && c.Modules.Edged.TailoredKubeletConfig != nil {
 		k := c.Modules.Edged.TailoredKubeletConfig
-		endpoint, root = k.ContainerRuntimeEndpoint, c.Modules.Edged.RootDirectory
+		endpoint, root, namespace = k.ContainerRuntimeEndpoint, c.Modules.Edged.RootDirectory, c.Modules.Edged.RegisterNodeNamespace
 		if k.RuntimeRequestTimeout.Duration > 0 {
 			timeout = k.RuntimeRequestTimeout.Duration
 		}
@@ -73,10 +79,12 @@ func newPrePullJobs(c *v1alpha2.EdgeCoreConfig) *prePullJobs {
 			}
 			return u.UsedPercent, nil
 		},
-		rootDir: root,
-		delay:   500 * time.Millisecond,
-		send:    sendNodeJobStatus,
-		logf:    klog.Infof,
+		rootDir:       root,
+		nodeNamespace: namespace,
+		policy:        func() (jobpolicy.Policy, error) { return jobpolicy.Policy{}, nil },
+		delay:         500 * time.Millisecond,
+		send:          sendNodeJobStatus,
+		logf:          klog.Infof,
 	}
 }
 
@@ -166,6 +174,13 @@ func (p *prePullJobs) pull(ctx context.Context, job, _ string, ser actions.SpecS
 		ns, name, ok := strings.Cut(t.ImageSecret, constants.ResourceSep)
 		if !ok || ns == "" || name == "" || strings.Contains(name, constants.ResourceSep) {
 			return &prePullResponse{err: fmt.Errorf("spec.imagePrePullTemplate.imageSecret is %q: give it as namespace/name", t.ImageSecret)}
+		}
+		pol, err := p.policy()
+		if err != nil {
+			return &prePullResponse{err: err}
+		}
+		if err := pol.PullSecretAllowed(ns, p.nodeNamespace); err != nil {
+			return &prePullResponse{err: err}
 		}
 		s, err := p.secret(ns, name)
 		if err != nil {

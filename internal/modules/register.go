@@ -46,21 +46,28 @@ func migrateDatabase(dataSource string) {
 }
 
 // Register puts the kubelet server where only administrators reach it,
+// makes every connection to the container runtime check who serves it,
 // opens the database with the tables of the enabled modules, then
 // registers every edge module with its part of c (edgeHub with its
-// reconnection hooks), and last the Windows
+// reconnection hooks, which record the connection's state in statusFile
+// unless it is ""), and last the Windows
 // node job runners, which must replace upstream's: taskmanager.Register
 // installs those.
-func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent) {
+func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent, statusFile string) {
 	node := c.Modules.Edged.HostnameOverride
 	installDMIListener()
 	installKubeletServer(config.KubeletServerOf(c, goos))
+	installRuntimeCheck()
+	installMetaServerListener(c, goos)
 	dao.Init(c.DataBase.DataSource, c.Modules.DeviceTwin, c.Modules.EventBus, c.Modules.MetaManager, c.Modules.ServiceBus)
 	migrateDatabase(c.DataBase.DataSource)
 	devicetwin.Register(c.Modules.DeviceTwin, node)
 	edged.Register(c.Modules.Edged)
-	installHubReconnect(time.Duration(c.Modules.EdgeHub.Heartbeat)*time.Second, node,
-		c.Modules.Edged.TailoredKubeletConfig.NodeLeaseDurationSeconds)
+	installHubReconnect(hubOptions{
+		heartbeat: time.Duration(c.Modules.EdgeHub.Heartbeat) * time.Second, node: node,
+		leaseSeconds: c.Modules.Edged.TailoredKubeletConfig.NodeLeaseDurationSeconds,
+		token:        c.Modules.EdgeHub.Token, statusFile: statusFile, certFile: c.Modules.EdgeHub.TLSCertFile,
+	})
 	edgehub.Register(c.Modules.EdgeHub, node)
 	eventbus.Register(c.Modules.EventBus, node)
 	metamanager.Register(c.Modules.MetaManager)

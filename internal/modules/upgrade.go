@@ -95,7 +95,7 @@ func NewUpgradeAgent(ctx context.Context, d *deps.Dependencies, c *v1alpha2.Edge
 		Watch:      func() { go node.Watch(ctx) },
 	}
 	return &UpgradeAgent{ctx: ctx, node: node, jobs: jobs, statuses: statuses, nodeName: nodeName, ready: ready, kubeedge: kubeedgeversion.Get().GitVersion,
-		cloudJobs: newCloudJobs(ctx, host, c, jobs, statuses), release: releaseHeldPod}
+		cloudJobs: newCloudJobs(ctx, host, c, jobs, statuses, hostPolicy(d)), release: releaseHeldPod}
 }
 
 // register installs the Windows executor of v1alpha1 NodeUpgradeJob tasks

@@ -23,7 +23,8 @@ import (
 // Windows host none exist, and upstream only creates some, using path
 // functions that do not understand backslashes, so SQLite would fail with
 // "unable to open database file". Drift is then repaired and logged
-// (protect.AtStart).
+// (protect.AtStart), and a folder only an undone configuration named gets
+// its ACL back (protect.RestoreRecorded).
 //
 // What protect refuses (a path or a parent of one that another account
 // owns or may rename, an executable others may change) or cannot read
@@ -42,7 +43,7 @@ func prepareFiles(cfg *v1alpha2.EdgeCoreConfig, layout config.Layout, configFile
 		return err
 	}
 	if asService {
-		if err := protect.Check(targets, h); err != nil {
+		if err := protect.Check(targets, h, protect.Starting); err != nil {
 			return refusedStart(err)
 		}
 	}
@@ -61,6 +62,19 @@ func prepareFiles(cfg *v1alpha2.EdgeCoreConfig, layout config.Layout, configFile
 	repairs, err := protect.AtStart(targets, h)
 	for _, r := range repairs {
 		klog.InfoS("Restricted a directory of the node that others could read or change", "repair", r.String())
+	}
+	if err == nil {
+		// The configuration this node starts with may be one a
+		// ConfigUpdateJob or an upgrade put back: a folder only the undone
+		// one named gets its ACL back. A failure here leaves that folder
+		// restricted, which is safe, and stops nothing.
+		restored, rerr := protect.RestoreRecorded(h, targets)
+		for _, r := range restored {
+			klog.InfoS("A folder no configuration names any more", "folder", r.String())
+		}
+		if rerr != nil {
+			klog.ErrorS(rerr, "Could not give a folder the node no longer uses its access control list back")
+		}
 	}
 	switch {
 	case err == nil:

@@ -10,6 +10,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/protect/protecttest"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
 
@@ -19,10 +20,12 @@ import (
 type disk struct {
 	sddl map[string]string
 	log  []string
+	// files are the files written through the host (protect's record).
+	files map[string]string
 }
 
 func newDisk(paths map[string]string) *disk {
-	d := &disk{sddl: map[string]string{}}
+	d := &disk{sddl: map[string]string{}, files: map[string]string{}}
 	for p, s := range paths {
 		d.sddl[ospath.Key(config.Windows, p)] = s
 	}
@@ -48,12 +51,28 @@ func (d *disk) host() protect.Host {
 			d.sddl[key(p)] = sddl
 			return nil
 		},
-		Restrict: func(p string) error {
+		List: protecttest.List(func() map[string]string { return d.sddl }),
+		Restrict: func(p string, _ func(string) bool) error {
 			d.log = append(d.log, "restrict "+p)
 			d.sddl[key(p)] = acl.DirectorySDDL
 			return nil
 		},
-		Self: acl.SystemSID,
+		SDDL: func(p string) (string, error) { return d.sddl[key(p)], nil },
+		SetSDDL: func(p, sddl string) error {
+			d.log = append(d.log, "give back "+p+" "+sddl)
+			d.sddl[key(p)] = sddl
+			return nil
+		},
+		ReadFile: func(p string) ([]byte, error) {
+			data, ok := d.files[key(p)]
+			if !ok {
+				return nil, fmt.Errorf("read %s: %w", p, fs.ErrNotExist)
+			}
+			return []byte(data), nil
+		},
+		WriteFile: func(p string, data []byte) error { d.files[key(p)] = string(data); return nil },
+		Record:    `C:\etc\kubeedge\acl-record.json`,
+		Self:      acl.SystemSID,
 	}
 }
 
@@ -159,5 +178,73 @@ func TestPrepareFilesRefusesToStartAServiceOnFilesOthersMayReplace(t *testing.T)
 				t.Error("in a console, the node's directories were not made")
 			}
 		})
+	}
+}
+
+// What a local account planted among what the node reads or runs stops
+// a service at its start, named; what workloads wrote into their pods'
+// volumes, owned by a Windows container's account, does not, and is not
+// even read.
+func TestPrepareFilesJudgesWhatIsBelowTheNodesFolders(t *testing.T) {
+	c, err := config.Sample(config.KindDefault, startHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const user = "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)"
+	started := func() *disk {
+		d := freshDisk()
+		d.sddl[ospath.Key(config.Windows, `C:\etc`)] = acl.ParentSDDL
+		d.sddl[ospath.Key(config.Windows, `C:\var`)] = acl.ParentSDDL
+		d.sddl[ospath.Key(config.Windows, `C:\var\lib`)] = acl.ParentSDDL
+		d.sddl[ospath.Key(config.Windows, `C:\var\log`)] = acl.ParentSDDL
+		for _, dir := range []string{`C:\etc\kubeedge`, `C:\var\lib\kubeedge`, `C:\var\lib\kubelet`, `C:\var\log\pods`, `C:\var\log\kubeedge`} {
+			d.sddl[ospath.Key(config.Windows, dir)] = acl.DirectorySDDL
+		}
+		d.sddl[ospath.Key(config.Windows, `C:\var\lib\kubelet\pods\uid\volumes\kubernetes.io~empty-dir\data\out.txt`)] = "O:S-1-5-93-2-1D:(A;;FA;;;S-1-5-93-2-1)"
+		return d
+	}
+	d := started()
+	if err := prepareFiles(c, config.NewLayout(startHost), startConfig, startExe, true, d.host()); err != nil {
+		t.Fatalf("a start over what a Windows container wrote into its volume: %v", err)
+	}
+	for _, planted := range []string{`C:\etc\kubeedge\upgrade\journal.json`, `C:\etc\kubeedge\config\upgrade.yaml`, `C:\var\lib\kubeedge\edgecore.db-journal`,
+		`C:\var\lib\kubelet\volumeplugins\evil~driver\driver.exe`} {
+		d := started()
+		d.sddl[ospath.Key(config.Windows, planted)] = user
+		err := prepareFiles(c, config.NewLayout(startHost), startConfig, startExe, true, d.host())
+		var refused *protect.RefusedError
+		if !errors.As(err, &refused) || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(planted)+" (in ") ||
+			!strings.Contains(err.Error(), "the edgecore service does not start until this is fixed") {
+			t.Errorf("%s: start = %v", planted, err)
+		}
+		for _, l := range d.log {
+			if strings.HasPrefix(l, "restrict") {
+				t.Errorf("%s: the start restricted before refusing: %v", planted, d.log)
+			}
+		}
+	}
+}
+
+// A start on a configuration that no longer names a folder the node
+// restricted (a ConfigUpdateJob rolled back) gives it its ACL back when
+// it is empty.
+func TestPrepareFilesGivesAnUndoneFolderItsACLBack(t *testing.T) {
+	c, err := config.Sample(config.KindDefault, startHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := freshDisk()
+	const before = "O:BAD:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)(A;OICIID;0x1200a9;;;BU)"
+	d.sddl[ospath.Key(config.Windows, `D:\`)] = acl.ParentSDDL
+	d.sddl[ospath.Key(config.Windows, `D:\data`)] = acl.DirectorySDDL
+	d.files[ospath.Key(config.Windows, `C:\etc\kubeedge\acl-record.json`)] = `{"changed": [{"path": "D:\\data", "sddl": "` + before + `"}]}`
+	if err := prepareFiles(c, config.NewLayout(startHost), startConfig, startExe, true, d.host()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(d.log, "\n"), `give back D:\data `+before) {
+		t.Errorf("the start did %v, not give D:\\data its ACL back", d.log)
+	}
+	if strings.Contains(d.files[ospath.Key(config.Windows, `C:\etc\kubeedge\acl-record.json`)], "D:") {
+		t.Errorf("the record still names D:\\data: %s", d.files[ospath.Key(config.Windows, `C:\etc\kubeedge\acl-record.json`)])
 	}
 }

@@ -11,11 +11,14 @@ import (
 	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/lifecycle"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
+	"github.com/kubeedge-windows/edgecore/internal/reconnect"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
 	"github.com/kubeedge-windows/edgecore/windows/stdhandle"
@@ -43,8 +46,9 @@ func Main(opts Options, d *deps.Dependencies) error {
 	// error, a panic's stacks and the error main prints when Main fails
 	// included, goes nowhere unless it is redirected.
 	var logPanicLog func()
+	earlier := ""
 	if asService {
-		logPanicLog = capturePanics(opts.Logs.File)
+		logPanicLog, earlier = capturePanics(opts.Logs.File)
 	}
 	interactive := term.IsTerminal(int(os.Stderr.Fd()))
 	dest := logfile.Decide(interactive, asService, opts.LogFileGiven)
@@ -58,6 +62,7 @@ func Main(opts Options, d *deps.Dependencies) error {
 		if err := logfile.SetupKlog(dest, w); err != nil {
 			return err
 		}
+		opts.hubStatus = reconnect.StatusPath(d.Host.GOOS, opts.Logs.File)
 	}
 	if logPanicLog != nil {
 		logPanicLog()
@@ -68,6 +73,7 @@ func Main(opts Options, d *deps.Dependencies) error {
 	if !asService {
 		return Run(ctx, opts, d, HostWiring())
 	}
+	defer openEventLog(earlier)()
 	preShutdown, closePreShutdown := servePreShutdownRequests()
 	defer closePreShutdown()
 	return service.RunAsService(service.DefaultName, runUntilFatal(ctx, opts, d), func() {
@@ -113,9 +119,15 @@ func runUntilFatal(ctx context.Context, opts Options, d *deps.Dependencies) func
 // stack go to standard error, which for a service is panic.log, as the
 // runtime's own report would, and the reason to the log file, where join
 // and an operator look first.
-func modulePanicked(module string, value any, stack []byte) {
-	fmt.Fprintf(os.Stderr, "panic: %v\n\nmodule %s panicked in Start:\n%s", value, module, stack)
-	klog.Errorf("module %s panicked: %v", module, value)
+func modulePanicked(module string, value any, stack []byte) { panicked(module, value, stack) }
+
+// panicked is modulePanicked for a node whose secrets (the join token) a
+// panic's message must not repeat: upstream's certificate manager quotes
+// a token it cannot read. URLs lose their credentials too (redact).
+func panicked(module string, value any, stack []byte, secrets ...string) {
+	msg := redact.String(fmt.Sprint(value), secrets...)
+	fmt.Fprintf(os.Stderr, "panic: %s\n\nmodule %s panicked in Start:\n%s", msg, module, redact.String(string(stack), secrets...))
+	klog.Errorf("module %s panicked: %s", module, msg)
 	klog.Flush()
 	klog.OsExit(2)
 }
@@ -124,9 +136,10 @@ func modulePanicked(module string, value any, stack []byte) {
 // beside logFile, keeping an earlier one that is not empty as panic.log.old.
 // It returns what to log once the log is open. A service that cannot keep
 // its panic log still runs the node: the failure is logged instead.
-func capturePanics(logFile string) (logIt func()) {
+func capturePanics(logFile string) (logIt func(), earlier string) {
 	path := crashlog.PanicLogPath(logFile)
 	f, note, err := crashlog.OpenPanicLog(path)
+	earlier = note
 	if err == nil {
 		// f stays open for the life of the process: the runtime writes a
 		// panic to it as the process dies.
@@ -143,6 +156,28 @@ func capturePanics(logFile string) (logIt func()) {
 		default:
 			klog.InfoS("Standard error and panics of the service go to the panic log", "path", path)
 		}
+	}, earlier
+}
+
+// openEventLog has the service write its life to the Application log
+// (source eventlog.Source, which `service install` registers), and a
+// restart after a crash, which the earlier panic log kept at start shows,
+// first. It returns what closes it. Without the log the service runs all
+// the same: the log file has everything.
+func openEventLog(earlierPanic string) func() {
+	l, err := eventlog.Open(eventlog.Source)
+	if err != nil {
+		klog.InfoS("The service's events go to the log file only", "reason", err)
+		return func() {}
+	}
+	if earlierPanic != "" {
+		_ = eventlog.Write(l, eventlog.Restart, "The edgecore service was restarted after a crash of its previous run: "+earlierPanic+
+			". Read that panic log and the log file around its time.")
+	}
+	service.SetEventLog(l)
+	return func() {
+		service.SetEventLog(nil)
+		l.Close()
 	}
 }
 

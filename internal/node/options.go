@@ -38,6 +38,10 @@ type Options struct {
 	// process: a service refuses to start on files it cannot vouch for
 	// (prepareFiles).
 	asService bool
+	// hubStatus is set by Main when the node writes a log file: the
+	// file beside it where the hub records its connection for `service
+	// status` (reconnect.StatusPath).
+	hubStatus string
 }
 
 // AddFlags binds the node's own flags to o (the log flags are the Logs

@@ -20,6 +20,7 @@ import (
 	upstreamversion "github.com/kubeedge/kubeedge/pkg/version"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 	"github.com/kubeedge-windows/edgecore/internal/images"
@@ -41,11 +42,13 @@ type Wiring struct {
 	// node's lifetime ctx (modules.NewUpgradeAgent).
 	UpgradeAgent func(ctx context.Context, d *deps.Dependencies, cfg *v1alpha2.EdgeCoreConfig, configFile string) Agent
 	// Register registers the upstream modules, with the agent's
-	// executors in place of upstream's (modules.Register).
-	Register func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent)
+	// executors in place of upstream's, and the hub's hooks recording
+	// the connection's state in statusFile ("" for nowhere)
+	// (modules.Register).
+	Register func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent, statusFile string)
 	// WatchConfig waits in the background for the node certificates, then
 	// blanks the join token in configFile (removeTokenOnceCertified).
-	WatchConfig func(configFile string)
+	WatchConfig func(configFile string, create func(string) (*os.File, error))
 	// RunBus runs the registered modules until ctx ends
 	// (core.RunContext).
 	RunBus func(ctx context.Context)
@@ -64,10 +67,12 @@ func HostWiring() Wiring {
 		UpgradeAgent: func(ctx context.Context, d *deps.Dependencies, cfg *v1alpha2.EdgeCoreConfig, configFile string) Agent {
 			return modules.NewUpgradeAgent(ctx, d, cfg, configFile)
 		},
-		Register: func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent) {
-			modules.Register(cfg, goos, a.(*modules.UpgradeAgent))
+		Register: func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent, statusFile string) {
+			modules.Register(cfg, goos, a.(*modules.UpgradeAgent), statusFile)
 		},
-		WatchConfig: func(configFile string) { go removeTokenOnceCertified(configFile) },
+		WatchConfig: func(configFile string, create func(string) (*os.File, error)) {
+			go removeTokenOnceCertified(configFile, create)
+		},
 		RunBus: func(ctx context.Context) {
 			if features.DefaultFeatureGate.Enabled(features.ModuleRestart) {
 				core.EnableModuleRestart()
@@ -89,7 +94,7 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 		return err
 	}
 	for _, r := range rewrites {
-		klog.InfoS("Rewrote config value into its Windows form", "field", r.Field, "from", r.From, "to", r.To)
+		klog.InfoS("Rewrote config value into its Windows form", "field", r.Field, "from", redact.URL(r.From), "to", redact.URL(r.To))
 	}
 	// As early as possible: start-up makes the heap's first peak.
 	if err := configureMemory(opts.ConfigFile, opts.MemoryLimit, cfg); err != nil {
@@ -101,10 +106,13 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	}
 
 	if cfg.Modules.EdgeHub.Token != "" {
-		w.WatchConfig(opts.ConfigFile)
+		w.WatchConfig(opts.ConfigFile, d.ACLs.CreateFile)
 	}
 	if err := readBootstrapToken(cfg); err != nil {
 		return err
+	}
+	if token := cfg.Modules.EdgeHub.Token; token != "" {
+		w.PanicHandler(func(module string, value any, stack []byte) { panicked(module, value, stack, token) })
 	}
 	if err := features.DefaultMutableFeatureGate.SetFromMap(cfg.FeatureGates); err != nil {
 		return fmt.Errorf("config file %s: featureGates: %w", opts.ConfigFile, err)
@@ -123,7 +131,7 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	skip := opts.SkipEnvironmentCheck || os.Getenv("CHECK_EDGECORE_ENVIRONMENT") == "false" ||
 		cfg.Modules.MetaManager.MetaServer.Enable
 	if !skip {
-		if err := checkProcesses(); err != nil {
+		if err := checkProcesses(envcheck.OSHost(d.ACLs)); err != nil {
 			return err
 		}
 	}
@@ -167,7 +175,7 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	// registers with the service once it runs.
 	installNodeShutdown(shutdown)
 	upgrades := w.UpgradeAgent(ctx, d, cfg, opts.ConfigFile)
-	w.Register(cfg, host.GOOS, upgrades)
+	w.Register(cfg, host.GOOS, upgrades, opts.hubStatus)
 	// An upgrade that restarted the service into this process (or was cut
 	// short by a power loss) is finished or rolled back from here.
 	upgrades.Watch(ctx)
@@ -207,10 +215,12 @@ func publishToUpstream(path string, cfg *v1alpha2.EdgeCoreConfig) (*v1alpha2.Edg
 }
 
 // removeTokenOnceCertified blanks the token in the config file when edgehub
-// signals that the node certificates have been issued with it.
-func removeTokenOnceCertified(path string) {
+// signals that the node certificates have been issued with it, writing
+// the file anew with create (protect.Host.CreateFile: SYSTEM and
+// Administrators only from its first byte).
+func removeTokenOnceCertified(path string, create func(string) (*os.File, error)) {
 	<-certificate.CleanupTokenChan
-	if err := config.RemoveToken(path); err != nil {
+	if err := config.RemoveToken(path, create); err != nil {
 		klog.ErrorS(err, "The join token could not be removed from the config file; remove modules.edgeHub.token by hand", "config", path)
 		return
 	}
@@ -231,7 +241,7 @@ func readBootstrapToken(cfg *v1alpha2.EdgeCoreConfig) error {
 	return nil
 }
 
-func checkProcesses() error {
+func checkProcesses(h envcheck.Host) error {
 	list, err := proc.List()
 	if err != nil {
 		// Listing processes needs rights a restricted account may lack;
@@ -239,5 +249,11 @@ func checkProcesses() error {
 		// was listed before the error is still checked.
 		klog.Warningf("Cannot list processes to check for a running kubelet: %v", err)
 	}
-	return envcheck.CheckProcesses(runtime.GOOS, list)
+	// A program of that name someone else may have put there does not
+	// stop the node; it is named, for the operator to look at.
+	_, ignored := envcheck.Judge(runtime.GOOS, list, h)
+	for _, p := range ignored {
+		klog.InfoS("A process named like a kubelet or kube-proxy runs, but is not an installed one; starting anyway", "process", p.String())
+	}
+	return envcheck.CheckProcesses(runtime.GOOS, list, h)
 }

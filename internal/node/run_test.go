@@ -53,14 +53,18 @@ func (w *wiringLog) wiring() Wiring {
 			w.calls = append(w.calls, "upgrade agent")
 			return w.agent
 		},
-		Register: func(_ *v1alpha2.EdgeCoreConfig, _ string, a Agent) {
+		Register: func(_ *v1alpha2.EdgeCoreConfig, _ string, a Agent, _ string) {
 			if a != Agent(w.agent) {
 				w.calls = append(w.calls, "register without the agent")
 				return
 			}
 			w.calls = append(w.calls, "register")
 		},
-		WatchConfig: func(configFile string) {
+		WatchConfig: func(configFile string, create func(string) (*os.File, error)) {
+			if create == nil {
+				w.calls = append(w.calls, "watch "+configFile+" without a creator of private files")
+				return
+			}
 			w.calls = append(w.calls, "watch "+configFile)
 		},
 		RunBus: func(context.Context) { w.calls = append(w.calls, "run") },
@@ -95,9 +99,13 @@ func runDeps(dir string) *deps.Dependencies {
 		ACLs: protect.Host{
 			Exists:   func(string) (bool, error) { return true, nil },
 			Read:     func(string) (acl.Security, error) { return acl.ParseSDDL(acl.DirectorySDDL) },
-			Restrict: func(string) error { return nil },
+			List:     func(string) ([]acl.Entry, error) { return nil, nil },
+			Restrict: func(string, func(string) bool) error { return nil },
 			Mkdir:    func(string, string) error { return nil },
-			Self:     acl.SystemSID,
+			CreateFile: func(p string) (*os.File, error) {
+				return os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+			},
+			Self: acl.SystemSID,
 		},
 		Services:   services{},
 		Executable: filepath.Join(dir, "bin", "edgecore"),
@@ -147,7 +155,9 @@ func TestRunWiresTheUpgradeAgentTheConfigWatchAndThePanicHook(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	want := []string{"panic handler", "watch " + opts.ConfigFile, "upgrade agent", "register", "watch upgrades", "run"}
+	// The second panic handler knows the join token, which it keeps
+	// out of what a panic prints.
+	want := []string{"panic handler", "watch " + opts.ConfigFile, "panic handler", "upgrade agent", "register", "watch upgrades", "run"}
 	if strings.Join(w.calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Run wired\n  %s\nwant\n  %s", strings.Join(w.calls, "\n  "), strings.Join(want, "\n  "))
 	}
@@ -170,9 +180,14 @@ func TestRunWiresTheUpgradeAgentTheConfigWatchAndThePanicHook(t *testing.T) {
 	os.Stderr = devnull
 	code := -1
 	klog.OsExit = func(c int) { code = c }
-	w.handler("edgehub", "refused", []byte("stack"))
+	token := strings.Repeat("a", 64) + ".eyJh.eyJi.c2ln"
+	// Upstream's certificate manager quotes a token it cannot read.
+	w.handler("edgehub", "failed to apply the edge certs, err: token "+token+" credentials are in the wrong format", []byte("stack"))
 	if code != 2 {
 		t.Errorf("a module's panic ended the node with code %d, want 2 through klog's exit hook", code)
+	}
+	if printed, _ := os.ReadFile(devnull.Name()); strings.Contains(string(printed), token) || !strings.Contains(string(printed), "credentials are in the wrong format") {
+		t.Errorf("the panic printed %q: the token must not show, the reason must", printed)
 	}
 }
 

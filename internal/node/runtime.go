@@ -2,9 +2,13 @@ package node
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/kubeedge-windows/edgecore/config/redact"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 )
 
 // runtimeProbe asks the container runtime at an endpoint whether it
@@ -22,7 +26,9 @@ const (
 )
 
 // waitForRuntime returns once the container runtime answers at endpoint,
-// or with ctx's cause when the node is stopped first. The kubelet inside
+// or with ctx's cause when the node is stopped first. A server the node
+// does not trust (servertrust) does not count as an answer: the node
+// waits on, logging the refusal with the serving process. The kubelet inside
 // edged gives up at once when the runtime does not answer ("validate
 // service connection"), and edgecore ends with it. At boot containerd can
 // come up after edgecore: when it is not a service edgecore depends on, or
@@ -36,13 +42,19 @@ func waitForRuntime(ctx context.Context, endpoint string, probe runtimeProbe, po
 		err := probe(ctx, endpoint)
 		if err == nil {
 			if !lastLog.IsZero() {
-				klog.InfoS("The container runtime answers; starting the node", "endpoint", endpoint, "waited", time.Since(began).Round(time.Second))
+				klog.InfoS("The container runtime answers; starting the node", "endpoint", redact.URL(endpoint), "waited", time.Since(began).Round(time.Second))
 			}
 			return nil
 		}
-		if lastLog.IsZero() || time.Since(lastLog) >= logEvery {
+		var refused *servertrust.RefusedError
+		if (lastLog.IsZero() || time.Since(lastLog) >= logEvery) && errors.As(err, &refused) {
+			// Waiting for containerd to serve its pipe again: the
+			// server there now gets no call.
+			klog.ErrorS(err, "Not starting the node on a container runtime it does not trust; waiting for one it does", "endpoint", redact.URL(endpoint), "waited", time.Since(began).Round(time.Second))
+			lastLog = time.Now()
+		} else if lastLog.IsZero() || time.Since(lastLog) >= logEvery {
 			klog.InfoS("Waiting for the container runtime before starting the node: is containerd running? (Get-Service containerd; Start-Service containerd)",
-				"endpoint", endpoint, "waited", time.Since(began).Round(time.Second), "err", err)
+				"endpoint", redact.URL(endpoint), "waited", time.Since(began).Round(time.Second), "err", redact.String(err.Error()))
 			lastLog = time.Now()
 		}
 		select {

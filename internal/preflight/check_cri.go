@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 )
 
 const (
@@ -28,6 +29,15 @@ func checkCRI(ctx context.Context, cfg Config, p Probes) []Row {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	st, err := p.CRI(ctx, cfg.CRIEndpoint)
+	// A server the node does not trust fails, before or after join: join
+	// refuses it, and the node would not start on it.
+	var refused *servertrust.RefusedError
+	if errors.As(err, &refused) {
+		return []Row{
+			fail(nameCRI, oneLine(refused.Problem()), refused.Fix),
+			warn(nameCRINetwork, "not checked: the runtime's server is not trusted", ""),
+		}
+	}
 	if err != nil && cfg.BundledRuntime != "" {
 		return []Row{
 			warn(nameCRI, cfg.CRIEndpoint+": no runtime answers yet: "+oneLine(err.Error()),

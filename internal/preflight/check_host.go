@@ -24,18 +24,6 @@ const (
 // support and Kubernetes' Windows nodes run on.
 const minBuild = 17763
 
-// baseImageTags maps the LTSC builds to the container base image tag built
-// for them. Process-isolated containers only run images built for the
-// host's own build, so pods must use the matching tag.
-var baseImageTags = map[int]struct{ release, tag string }{
-	17763: {"Windows Server 2019", "ltsc2019"},
-	20348: {"Windows Server 2022", "ltsc2022"},
-	26100: {"Windows Server 2025", "ltsc2025"},
-}
-
-// testedBuilds are the hosts this edgecore is built and documented for.
-var testedBuilds = map[int]bool{17763: true, 20348: true}
-
 func checkWindowsBuild(p Probes) Row {
 	if p.WindowsVersion == nil {
 		return notProbed(nameBuild)
@@ -55,16 +43,12 @@ func checkWindowsBuild(p Probes) Row {
 		return fail(nameBuild, build+" is older than Windows Server 2019 (build 17763)",
 			"install Windows Server 2019 or 2022; containerd and edged do not run on older builds")
 	}
-	img, known := baseImageTags[v.Build]
+	rel, known := config.WindowsReleaseOf(v.Build)
 	if !known {
 		return warn(nameBuild, fmt.Sprintf("%s has no LTSC container base image; process-isolated pods need images built for 10.0.%d", build, v.Build),
-			"use Windows Server 2019 (17763) or 2022 (20348), whose images are tagged ltsc2019 and ltsc2022")
+			"use Windows Server 2019 (17763), 2022 (20348) or 2025 (26100), whose images are tagged ltsc2019, ltsc2022 and ltsc2025")
 	}
-	detail := fmt.Sprintf("%s (%s): pods need images tagged %s, e.g. mcr.microsoft.com/windows/nanoserver:%s", build, img.release, img.tag, img.tag)
-	if !testedBuilds[v.Build] {
-		return warn(nameBuild, detail+"; this Windows version is not yet tested with edgecore for Windows", "")
-	}
-	return pass(nameBuild, detail)
+	return pass(nameBuild, fmt.Sprintf("%s (%s): pods need images tagged %s, e.g. mcr.microsoft.com/windows/nanoserver:%s", build, rel.Name, rel.Tag, rel.Tag))
 }
 
 func checkContainersFeature(p Probes) Row {
@@ -98,23 +82,32 @@ func checkElevated(p Probes) Row {
 }
 
 // checkNoKubelet fails on the programs edgecore replaces: its edged is a
-// kubelet, and two kubelets fight over the same containers.
+// kubelet, and two kubelets fight over the same containers. A process is
+// judged by what it is, as edgecore judges it when it starts
+// (envcheck.Judge): a user's program called kubelet.exe is named, and
+// passes.
 func checkNoKubelet(p Probes) Row {
-	if p.Processes == nil {
+	if p.Processes == nil || p.Programs == nil {
 		return notProbed(nameKubelet)
 	}
 	procs, err := p.Processes()
 	if err != nil {
 		return couldNotCheck(nameKubelet, err)
 	}
-	var found []string
-	// The same rule edgecore applies when it starts.
-	for _, c := range envcheck.Conflicting(config.Windows, procs) {
-		found = append(found, fmt.Sprintf("%s (PID %d)", c.Name, c.PID))
+	found, ignored := envcheck.Judge(config.Windows, procs, *p.Programs)
+	var names, others []string
+	for _, c := range found {
+		names = append(names, c.String())
+	}
+	for _, c := range ignored {
+		others = append(others, c.String())
 	}
 	if len(found) > 0 {
-		return fail(nameKubelet, strings.Join(found, ", ")+" running; edgecore runs its own kubelet and the two would fight over the pods",
+		return fail(nameKubelet, strings.Join(names, ", ")+" running; edgecore runs its own kubelet and the two would fight over the pods",
 			"stop them and remove them from start-up: Stop-Service kubelet, kube-proxy; Set-Service kubelet -StartupType Disabled")
+	}
+	if len(others) > 0 {
+		return pass(nameKubelet, "no installed kubelet.exe or kube-proxy.exe is running; not counted: "+strings.Join(others, ", "))
 	}
 	return pass(nameKubelet, "neither kubelet.exe nor kube-proxy.exe is running")
 }

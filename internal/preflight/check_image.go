@@ -7,13 +7,11 @@ import (
 	"strings"
 
 	"github.com/distribution/reference"
+
+	"github.com/kubeedge-windows/edgecore/config"
 )
 
 const nameSandbox = "Sandbox image"
-
-// RecommendedSandboxImage is the pause image of the Kubernetes release edged
-// is built from; it carries Windows variants for ltsc2019 and ltsc2022.
-const RecommendedSandboxImage = "registry.k8s.io/pause:3.9"
 
 // knownWindowsPause are repositories whose pause images from 3.9 on carry
 // Windows variants. They let the check say something useful when the
@@ -25,6 +23,14 @@ var knownWindowsPause = map[string]bool{
 
 func checkSandboxImage(ctx context.Context, cfg Config, p Probes) Row {
 	image := cfg.SandboxImage
+	build := hostBuild(p)
+	useKnown := "set modules.edged.podSandboxImage to " + sandboxFor(build) + " (or a copy of it in your registry)"
+	// A pause release whose variants are known needs no registry to be
+	// judged: one without this host's build cannot start a pod here.
+	if builds, known := config.SandboxBuilds(image); known && build != 0 && !containsInt(builds, build) {
+		return fail(nameSandbox, fmt.Sprintf("%s has no variant for this host's build %d%s (its Windows variants are for builds %s); process isolation cannot run it",
+			image, build, releaseName(build), ints(builds)), useKnown)
+	}
 	// An image containerd holds (imported from an archive, or pulled
 	// before) needs no registry: containerd matched its platform then.
 	present, known := sandboxPresent(ctx, cfg, p)
@@ -38,7 +44,6 @@ func checkSandboxImage(ctx context.Context, cfg Config, p Probes) Row {
 		}
 		return notProbed(nameSandbox)
 	}
-	useKnown := "set modules.edged.podSandboxImage to " + RecommendedSandboxImage + " (or a copy of it in your registry)"
 	ctx, cancel := context.WithTimeout(ctx, 3*cfg.Timeout)
 	defer cancel()
 	platforms, err := p.ImagePlatforms(ctx, image)
@@ -46,6 +51,10 @@ func checkSandboxImage(ctx context.Context, cfg Config, p Probes) Row {
 		return fail(nameSandbox, image+" is not in containerd and its registry does not answer ("+oneLine(err.Error())+"): no pod can start", fixMissingSandbox(image, cfg.ImagesDir))
 	}
 	if err != nil {
+		if _, ok := config.SandboxBuilds(image); ok && build != 0 {
+			return pass(nameSandbox, fmt.Sprintf("%s has a variant for this host's build %d%s, as its release publishes (its registry did not answer: %s)",
+				image, build, releaseName(build), oneLine(err.Error())))
+		}
 		if knownGoodPause(image) {
 			return warn(nameSandbox, image+": could not read its platforms ("+oneLine(err.Error())+"); this image is known to have Windows variants", "")
 		}
@@ -61,17 +70,50 @@ func checkSandboxImage(ctx context.Context, cfg Config, p Probes) Row {
 	if len(windows) == 0 {
 		return fail(nameSandbox, fmt.Sprintf("%s has no Windows variant (it offers %s), so no pod can start", image, list(platforms)), useKnown)
 	}
-	build := hostBuild(p)
 	if build == 0 {
 		return pass(nameSandbox, fmt.Sprintf("%s has %s", image, list(windows)))
 	}
 	for _, pl := range windows {
 		if pl.OSVersion == "" || strings.HasPrefix(pl.OSVersion, fmt.Sprintf("10.0.%d.", build)) || pl.OSVersion == fmt.Sprintf("10.0.%d", build) {
-			return pass(nameSandbox, fmt.Sprintf("%s has %s for this host's build %d", image, pl, build))
+			return pass(nameSandbox, fmt.Sprintf("%s has %s for this host's build %d%s", image, pl, build, releaseName(build)))
 		}
 	}
-	return fail(nameSandbox, fmt.Sprintf("%s has no variant for this host's build %d (it offers %s); process isolation cannot run it", image, build, list(windows)),
+	return fail(nameSandbox, fmt.Sprintf("%s has no variant for this host's build %d%s (it offers %s); process isolation cannot run it", image, build, releaseName(build), list(windows)),
 		useKnown)
+}
+
+// sandboxFor names the pause image for build: the one join writes, or the
+// newest release with a variant for it (config.SandboxImageFor).
+func sandboxFor(build int) string {
+	if img, ok := config.SandboxImageFor(build); ok {
+		return img
+	}
+	return config.WindowsSandboxImage
+}
+
+// releaseName is " (Windows Server 2025)" for a supported build, "" else.
+func releaseName(build int) string {
+	if r, ok := config.WindowsReleaseOf(build); ok {
+		return " (" + r.Name + ", " + r.Tag + ")"
+	}
+	return ""
+}
+
+func containsInt(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func ints(list []int) string {
+	s := make([]string, len(list))
+	for i, v := range list {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ", ")
 }
 
 // hostBuild is 0 when the build is unknown.

@@ -3,10 +3,63 @@ package preflight
 import (
 	"strings"
 
+	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 )
 
-const nameProtected = "Node files protected"
+const (
+	nameProtected      = "Node files protected"
+	nameRuntimeFolders = "containerd folders"
+)
+
+// checkRuntimeFolders reports each folder of containerd's data (its root,
+// with every image layer the node runs, its state, and the folder holding
+// them, where its config.toml puts them) that someone other than SYSTEM,
+// Administrators or TrustedInstaller owns or may change, as a FAIL: join
+// refuses such a folder, since whoever made it before containerd did owns
+// what the node runs as SYSTEM. A folder that does not exist yet passes:
+// join creates it restricted.
+func checkRuntimeFolders(cfg Config, p Probes) []Row {
+	if cfg.Layout.GOOS != config.Windows {
+		return nil
+	}
+	if p.Protect == nil {
+		return []Row{notProbed(nameRuntimeFolders)}
+	}
+	var data []byte
+	if p.ReadFile != nil {
+		data, _ = p.ReadFile(cfg.Layout.ContainerdConfigFile)
+	}
+	targets := runtimeinstall.DataFolders(cfg.Layout, data)
+	findings, err := protect.Audit(targets, *p.Protect, protect.Adopting)
+	if err != nil {
+		return []Row{couldNotCheck(nameRuntimeFolders, err)}
+	}
+	if len(findings) == 0 {
+		var paths []string
+		for _, t := range targets {
+			paths = append(paths, t.Path)
+		}
+		return []Row{pass(nameRuntimeFolders, "owned and changeable by SYSTEM and Administrators only, where they exist: "+strings.Join(paths, ", "))}
+	}
+	return findingRows(nameRuntimeFolders, findings)
+}
+
+// findingRows are protect's findings as rows of the check called name: a
+// FAIL for one a command refuses, a WARN for one a start repairs.
+func findingRows(name string, findings []protect.Finding) []Row {
+	var rows []Row
+	for _, f := range findings {
+		detail := f.Path + " (" + f.Target.What + ") " + f.Problem
+		if f.Refuse {
+			rows = append(rows, fail(name, detail, f.Fix))
+		} else {
+			rows = append(rows, warn(name, detail, f.Fix))
+		}
+	}
+	return rows
+}
 
 // checkProtected reports each directory or file of the node that other
 // accounts may read (the database caches Secrets, the kubelet's root holds
@@ -29,7 +82,7 @@ func checkProtected(cfg Config, p Probes) []Row {
 	if p.Protect == nil {
 		return []Row{notProbed(nameProtected)}
 	}
-	findings, err := protect.Audit(cfg.Protected, *p.Protect)
+	findings, err := protect.Audit(cfg.Protected, *p.Protect, protect.Adopting)
 	if err != nil {
 		return []Row{couldNotCheck(nameProtected, err)}
 	}
@@ -42,14 +95,5 @@ func checkProtected(cfg Config, p Probes) []Row {
 		}
 		return []Row{pass(nameProtected, "SYSTEM and Administrators only, owned by Administrators, where they exist: "+strings.Join(paths, ", "))}
 	}
-	var rows []Row
-	for _, f := range findings {
-		detail := f.Path + " (" + f.Target.What + ") " + f.Problem
-		if f.Refuse {
-			rows = append(rows, fail(nameProtected, detail, f.Fix))
-		} else {
-			rows = append(rows, warn(nameProtected, detail, f.Fix))
-		}
-	}
-	return rows
+	return findingRows(nameProtected, findings)
 }

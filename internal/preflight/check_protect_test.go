@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/protect/protecttest"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 )
 
@@ -23,7 +24,8 @@ func aclHost(sddl map[string]string) *protect.Host {
 			}
 			return acl.ParseSDDL(s)
 		},
-		Restrict: func(root string) error { panic("preflight restricted " + root) },
+		List:     protecttest.List(func() map[string]string { return sddl }),
+		Restrict: func(root string, _ func(string) bool) error { panic("preflight restricted " + root) },
 		Exists: func(path string) (bool, error) {
 			_, ok := sddl[path]
 			return ok, nil
@@ -146,5 +148,59 @@ func TestProtectedReportsTheConfigurationOutsideTheNodesDirectories(t *testing.T
 	}
 	if r := rows[1]; r.Status != Fail || !strings.HasPrefix(r.Detail, `D:\node\upgrade.yaml (the upgrade settings`) || !strings.Contains(r.Fix, "takeown") {
 		t.Errorf("upgrade settings row = %+v", r)
+	}
+}
+
+// containerd's data folders are judged where its config.toml puts them:
+// one a user made, or that every user may add to, fails with its fix;
+// containerd's own pass.
+func TestRuntimeFolders(t *testing.T) {
+	const (
+		containerdMade = "O:SYD:P(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)"
+		userMade       = "O:S-1-5-21-1-2-3-1001D:AI(A;ID;FA;;;S-1-5-21-1-2-3-1001)(A;ID;FA;;;SY)"
+		programData    = "O:SYD:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;CI;0x100116;;;BU)(A;OICI;0x1200a9;;;BU)"
+		usersAdd       = "O:BAD:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)(A;CIID;0x100116;;;BU)"
+	)
+	pc := protectedConfig(t)
+	for _, tc := range []struct {
+		name  string
+		sddl  map[string]string
+		toml  string
+		rows  []Status
+		words []string
+	}{
+		{"containerd's own", map[string]string{`C:\ProgramData`: programData, `C:\ProgramData\containerd`: containerdMade, `C:\ProgramData\containerd\root`: containerdMade},
+			"", []Status{Pass}, []string{`C:\ProgramData\containerd\root`}},
+		{"none yet", map[string]string{`C:\ProgramData`: programData}, "", []Status{Pass}, nil},
+		{"a root a user made", map[string]string{`C:\ProgramData`: programData, `C:\ProgramData\containerd`: containerdMade, `C:\ProgramData\containerd\root`: userMade},
+			"", []Status{Fail}, []string{`C:\ProgramData\containerd\root (containerd's root, with every image layer and snapshot the node runs) is owned by S-1-5-21-1-2-3-1001`}},
+		{"a data folder users may add to", map[string]string{`C:\ProgramData`: programData, `C:\ProgramData\containerd`: usersAdd},
+			"", []Status{Fail}, []string{`is writable by others: BUILTIN\Users may change or delete (0x100116)`}},
+		{"a root elsewhere, per config.toml", map[string]string{`C:\ProgramData`: programData, `D:\ctr`: adminDir, `D:\ctr\root`: userMade},
+			"version = 3\nroot = 'D:\\ctr\\root'\nstate = 'D:\\ctr\\state'\n", []Status{Fail}, []string{`D:\ctr\root (containerd's root`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Probes{Protect: aclHost(tc.sddl), ReadFile: func(path string) ([]byte, error) {
+				if path == pc.Layout.ContainerdConfigFile && tc.toml != "" {
+					return []byte(tc.toml), nil
+				}
+				return nil, fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
+			}}
+			rows := checkRuntimeFolders(pc, p)
+			var got []Status
+			var text string
+			for _, r := range rows {
+				got = append(got, r.Status)
+				text += r.Detail + " " + r.Fix + "\n"
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.rows) {
+				t.Fatalf("rows %v, want %v:\n%s", got, tc.rows, text)
+			}
+			for _, w := range tc.words {
+				if !strings.Contains(text, w) {
+					t.Errorf("rows lack %q:\n%s", w, text)
+				}
+			}
+		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
+	"github.com/kubeedge-windows/edgecore/windows/pipe"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
@@ -38,9 +40,9 @@ func TestChecks(t *testing.T) {
 			h.version = hostprobe.WindowsVersion{ProductName: "Windows 10 Pro", Build: 19045}
 		}, nameBuild,
 			[]Row{warn(nameBuild, "Windows 10 Pro, build 19045 has no LTSC container base image; process-isolated pods need images built for 10.0.19045",
-				"use Windows Server 2019 (17763) or 2022 (20348), whose images are tagged ltsc2019 and ltsc2022")}},
+				"use Windows Server 2019 (17763), 2022 (20348) or 2025 (26100), whose images are tagged ltsc2019, ltsc2022 and ltsc2025")}},
 		{"Server 2025", func(h *host, c *Config) { h.version = hostprobe.WindowsVersion{Build: 26100} }, nameBuild,
-			[]Row{warn(nameBuild, "build 26100 (Windows Server 2025): pods need images tagged ltsc2025, e.g. mcr.microsoft.com/windows/nanoserver:ltsc2025; this Windows version is not yet tested with edgecore for Windows", "")}},
+			[]Row{pass(nameBuild, "build 26100 (Windows Server 2025): pods need images tagged ltsc2025, e.g. mcr.microsoft.com/windows/nanoserver:ltsc2025")}},
 		{"build unreadable", func(h *host, c *Config) {
 			h.versionEr = errors.New("not supported on linux: run preflight on the Windows host")
 		}, nameBuild,
@@ -51,9 +53,19 @@ func TestChecks(t *testing.T) {
 		{"kubelet and kube-proxy running, names in any case", func(h *host, c *Config) {
 			h.procs = append(h.procs, proc.Process{PID: 77, Name: ""},
 				proc.Process{PID: 1200, ParentPID: 640, Name: "KUBELET.EXE"}, proc.Process{PID: 1300, ParentPID: 640, Name: "kube-proxy.exe"})
+			h.services = map[int]string{1200: "kubelet"}
+			h.programs = map[int]string{1300: `C:\k\kube-proxy.exe`}
 		}, nameKubelet,
-			[]Row{fail(nameKubelet, "KUBELET.EXE (PID 1200), kube-proxy.exe (PID 1300) running; edgecore runs its own kubelet and the two would fight over the pods",
+			[]Row{fail(nameKubelet, `KUBELET.EXE (PID 1200, the process of the service kubelet), kube-proxy.exe (PID 1300, runs C:\k\kube-proxy.exe, which only administrators may change) running; `+
+				"edgecore runs its own kubelet and the two would fight over the pods",
 				"stop them and remove them from start-up: Stop-Service kubelet, kube-proxy; Set-Service kubelet -StartupType Disabled")}},
+		{"a user's program called kubelet.exe", func(h *host, c *Config) {
+			h.procs = append(h.procs, proc.Process{PID: 1400, ParentPID: 3000, Name: "kubelet.exe"})
+			h.programs = map[int]string{1400: `C:\Users\bob\kubelet.exe`}
+			h.changeable = map[string]string{`C:\Users\bob\kubelet.exe`: "is owned by WIN-EDGE\\bob"}
+		}, nameKubelet,
+			[]Row{pass(nameKubelet, `no installed kubelet.exe or kube-proxy.exe is running; not counted: kubelet.exe (PID 1400, runs C:\Users\bob\kubelet.exe, which is owned by WIN-EDGE\bob: `+
+				"a program anyone may have put there, not an installed kubelet)")}},
 		{"disk below the warning threshold, root dir not created yet", func(h *host, c *Config) {
 			h.free, h.size = 6*GiB, 30*GiB
 			h.existing = map[string]bool{`C:\`: true, `C:\var`: true}
@@ -86,6 +98,16 @@ func TestChecks(t *testing.T) {
 		}, nameCRI,
 			[]Row{fail(nameCRI, `npipe://./pipe/containerd-containerd: cannot connect: open \\.\pipe\containerd-containerd: The system cannot find the file specified.`,
 				"start containerd (Start-Service containerd) and check that modules.edged.containerRuntimeEndpoint is its address")}},
+		{"a CRI server the node does not trust", func(h *host, c *Config) {
+			h.criErr = servertrust.Judge(servertrust.Runtime, servertrust.Facts{GOOS: "windows", Address: `\\.\pipe\containerd-containerd`,
+				Server:  pipe.Server{PID: 6120, UID: -1, SDDL: "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)(A;;FR;;;WD)"},
+				Process: proc.Identity{Account: "S-1-5-21-1-2-3-1001", AccountName: `LINE3-PC\alice`, Image: `C:\Users\alice\fakecri.exe`}, ServiceState: "not installed"})
+		}, nameCRI,
+			[]Row{fail(nameCRI, `the container runtime's pipe \\.\pipe\containerd-containerd is served by process 6120 (C:\Users\alice\fakecri.exe, running as LINE3-PC\alice (S-1-5-21-1-2-3-1001)), `+
+				`which edgecore does not trust: it is not the containerd service's process running as SYSTEM (the containerd service is not installed), `+
+				`and its pipe is owned by S-1-5-21-1-2-3-1001, not SYSTEM or Administrators (O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)(A;;FR;;;WD)); it would receive every pod's secrets and registry credentials`,
+				"stop process 6120 (Stop-Process -Id 6120 in an elevated PowerShell) and start containerd (Start-Service containerd), then try again; "+
+					"a runtime of your own must run as the containerd service under LocalSystem, or serve its pipe with a descriptor that admits SYSTEM and Administrators only, such as O:BAD:P(A;;GA;;;SY)(A;;GA;;;BA)")}},
 		{"containerd without CRI v1", func(h *host, c *Config) { h.criErr = hostprobe.ErrCRIv1Unsupported }, nameCRI,
 			[]Row{fail(nameCRI, "npipe://./pipe/containerd-containerd: the runtime does not serve CRI v1 (runtime.v1.RuntimeService)",
 				"upgrade containerd to 1.6 or later; edged speaks CRI v1 only")}},
@@ -126,24 +148,48 @@ func TestChecks(t *testing.T) {
 			h.platforms = []Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm", Variant: "v7"}}
 		}, nameSandbox,
 			[]Row{fail(nameSandbox, "kubeedge/pause:3.6 has no Windows variant (it offers linux/amd64, linux/arm/v7), so no pod can start",
-				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.9 (or a copy of it in your registry)")}},
+				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.10.2 (or a copy of it in your registry)")}},
 		{"sandbox image without this host's build", func(h *host, c *Config) {
 			c.SandboxImage = "mcr.microsoft.com/k8s/core/pause:1.2.0"
 			h.platforms = []Platform{{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763.1"}}
 		}, nameSandbox,
-			[]Row{fail(nameSandbox, "mcr.microsoft.com/k8s/core/pause:1.2.0 has no variant for this host's build 20348 (it offers windows/amd64 10.0.17763.1); process isolation cannot run it",
-				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.9 (or a copy of it in your registry)")}},
+			[]Row{fail(nameSandbox, "mcr.microsoft.com/k8s/core/pause:1.2.0 has no variant for this host's build 20348 (Windows Server 2022, ltsc2022) (it offers windows/amd64 10.0.17763.1); process isolation cannot run it",
+				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.10.2 (or a copy of it in your registry)")}},
+		// Windows Server 2025: the pause release preflight knows is judged
+		// without a registry, and the fix names the release that has the
+		// build; the configured default has it.
+		{"Server 2025, pause 3.9 offline", func(h *host, c *Config) {
+			h.version = hostprobe.WindowsVersion{Build: 26100}
+			c.SandboxImage = "registry.k8s.io/pause:3.9"
+			h.local = map[string]bool{}
+			h.platErr = errors.New("dial tcp: i/o timeout")
+		}, nameSandbox,
+			[]Row{fail(nameSandbox, "registry.k8s.io/pause:3.9 has no variant for this host's build 26100 (Windows Server 2025, ltsc2025) (its Windows variants are for builds 17763, 20348); process isolation cannot run it",
+				"set modules.edged.podSandboxImage to registry.k8s.io/pause:3.10.2 (or a copy of it in your registry)")}},
+		{"Server 2025, pause 3.10.2, registry unreachable", func(h *host, c *Config) {
+			h.version = hostprobe.WindowsVersion{Build: 26100}
+			c.SandboxImage = config.WindowsSandboxImage
+			h.platErr = errors.New("dial tcp: i/o timeout")
+		}, nameSandbox,
+			[]Row{pass(nameSandbox, "registry.k8s.io/pause:3.10.2 has a variant for this host's build 26100 (Windows Server 2025, ltsc2025), as its release publishes (its registry did not answer: dial tcp: i/o timeout)")}},
+		{"Server 2025, pause 3.10.2 from the registry", func(h *host, c *Config) {
+			h.version = hostprobe.WindowsVersion{Build: 26100}
+			c.SandboxImage = config.WindowsSandboxImage
+			h.platforms = []Platform{{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763.8000"},
+				{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348.4000"}, {OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.6000"}}
+		}, nameSandbox,
+			[]Row{pass(nameSandbox, "registry.k8s.io/pause:3.10.2 has windows/amd64 10.0.26100.6000 for this host's build 26100 (Windows Server 2025, ltsc2025)")}},
 		{"registry unreachable, known image", func(h *host, c *Config) {
 			c.SandboxImage = "mcr.microsoft.com/oss/kubernetes/pause:3.10"
 			h.platErr = errors.New("dial tcp: lookup mcr.microsoft.com: no such host")
 		}, nameSandbox,
 			[]Row{warn(nameSandbox, "mcr.microsoft.com/oss/kubernetes/pause:3.10: could not read its platforms (dial tcp: lookup mcr.microsoft.com: no such host); this image is known to have Windows variants", "")}},
 		{"registry unreachable, unknown image", func(h *host, c *Config) {
-			c.SandboxImage = "registry.k8s.io/pause:3.6"
+			c.SandboxImage = "registry.k8s.io/pause:3.5"
 			h.platErr = errors.New("dial tcp: i/o timeout")
 		}, nameSandbox,
-			[]Row{warn(nameSandbox, "registry.k8s.io/pause:3.6: could not read its platforms: dial tcp: i/o timeout",
-				"make sure it has a windows/amd64 variant, or set modules.edged.podSandboxImage to registry.k8s.io/pause:3.9 (or a copy of it in your registry)")}},
+			[]Row{warn(nameSandbox, "registry.k8s.io/pause:3.5: could not read its platforms: dial tcp: i/o timeout",
+				"make sure it has a windows/amd64 variant, or set modules.edged.podSandboxImage to registry.k8s.io/pause:3.10.2 (or a copy of it in your registry)")}},
 		{"sandbox image imported, registry unreachable", func(h *host, c *Config) {
 			c.SandboxImage = "registry.k8s.io/pause:3.9"
 			h.local = map[string]bool{"registry.k8s.io/pause:3.9": true}
@@ -164,7 +210,7 @@ func TestChecks(t *testing.T) {
 			h.local = map[string]bool{}
 			h.platforms = []Platform{{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348.2461"}}
 		}, nameSandbox,
-			[]Row{pass(nameSandbox, "registry.k8s.io/pause:3.9 has windows/amd64 10.0.20348.2461 for this host's build 20348")}},
+			[]Row{pass(nameSandbox, "registry.k8s.io/pause:3.9 has windows/amd64 10.0.20348.2461 for this host's build 20348 (Windows Server 2022, ltsc2022)")}},
 		{"websocket port blocked", func(h *host, c *Config) {
 			h.dialErr = map[string]error{"tcp 192.0.2.10:10000": errors.New("dial tcp 192.0.2.10:10000: i/o timeout")}
 		}, "cloudcore websocket",
@@ -253,7 +299,7 @@ func TestChecks(t *testing.T) {
 // sideEffect allows the rows a change legitimately affects besides its own.
 func sideEffect(caseName string, r Row) bool {
 	switch caseName {
-	case "containerd not running", "containerd without CRI v1", "no runtime endpoint":
+	case "containerd not running", "containerd without CRI v1", "no runtime endpoint", "a CRI server the node does not trust":
 		return r.Name == nameCRINetwork
 	case "build unreadable", "Server 2016", "client build", "Server 2025", "Server 2019":
 		return r.Name == nameSandbox

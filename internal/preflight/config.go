@@ -10,6 +10,7 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
@@ -53,6 +54,9 @@ type Config struct {
 	// nodefs.available or imagefs.available the node reports DiskPressure
 	// and admits no pod.
 	EvictionHard map[string]string
+	// RegistryDir is the bundled containerd's folder of hosts.toml files
+	// (join --registry-config), whose registries are checked.
+	RegistryDir string
 	// Timeout bounds each network probe; zero means DefaultTimeout.
 	Timeout time.Duration
 	// Protected are the node's paths as protect describes them (none
@@ -60,6 +64,9 @@ type Config struct {
 	// the configuration names.
 	Protected    []protect.Target
 	ProtectedErr error
+	// Layout is the host's default locations: where containerd keeps its
+	// data unless its config.toml says otherwise.
+	Layout config.Layout
 	// NodeShutdown is how the kubelet stops the pods at a host shutdown
 	// (config.NodeShutdownOf), for a Windows configuration only: how long
 	// Windows must wait for the service.
@@ -85,7 +92,8 @@ type Endpoint struct {
 // cloudcore endpoints of the enabled hub protocol and the certificates.
 func FromConfig(cfg *v1alpha2.EdgeCoreConfig, host config.Host, configFile string) Config {
 	layout := config.NewLayout(host)
-	pc := Config{CNIConfDir: layout.CNIConfDir, CNIBinDir: layout.CNIBinDir, ImagesDir: layout.ImagesDir}
+	pc := Config{CNIConfDir: layout.CNIConfDir, CNIBinDir: layout.CNIBinDir, ImagesDir: layout.ImagesDir, Layout: layout,
+		RegistryDir: ospath.Join(host.GOOS, layout.ContainerdDir, "certs.d")}
 	// join and `service install` check the executable they register;
 	// here the node's directories are, and the configuration and the
 	// upgrade settings beside it, which the service reads as SYSTEM.

@@ -11,6 +11,7 @@ import (
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -33,14 +34,20 @@ type host struct {
 	features  bool
 	elevated  bool
 	procs     []proc.Process
-	free      uint64
-	size      uint64
-	existing  map[string]bool
-	cri       hostprobe.CRIStatus
-	criErr    error
-	files     map[string]string // path -> content; dirs are derived
-	platforms []Platform
-	platErr   error
+	// services are the running services' processes; programs the
+	// processes' programs, and changeable why a program file others may
+	// change (envcheck.Host).
+	services   map[int]string
+	programs   map[int]string
+	changeable map[string]string
+	free       uint64
+	size       uint64
+	existing   map[string]bool
+	cri        hostprobe.CRIStatus
+	criErr     error
+	files      map[string]string // path -> content; dirs are derived
+	platforms  []Platform
+	platErr    error
 	// local are the images containerd holds; nil: containerd is not
 	// asked (the probe fails).
 	local   map[string]bool
@@ -114,6 +121,16 @@ func (h *host) probes() Probes {
 		ContainersFeature: func() (bool, error) { return h.features, nil },
 		Elevated:          func() (bool, error) { return h.elevated, nil },
 		Processes:         func() ([]proc.Process, error) { return h.procs, nil },
+		Programs: &envcheck.Host{
+			Services: func() (map[int]string, error) { return h.services, nil },
+			Identify: func(pid int) (proc.Identity, error) {
+				if img, ok := h.programs[pid]; ok {
+					return proc.Identity{PID: pid, Image: img}, nil
+				}
+				return proc.Identity{}, fmt.Errorf("process %d: Access is denied.", pid)
+			},
+			Changeable: func(path string) (string, error) { return h.changeable[path], nil },
+		},
 		FreeDisk: func(dir string) (uint64, error) {
 			if !h.existing[dir] {
 				return 0, fmt.Errorf("free space asked for %s, which does not exist", dir)

@@ -75,6 +75,7 @@ func RunChecks(ctx context.Context, out io.Writer, o Options, probes Probes) (in
 	}
 	if o.Offline {
 		probes.ImagePlatforms = nil
+		probes.Registry = nil
 	}
 	if cfg.NotJoined {
 		cfg.BundledRuntime = bundledRuntime(o, probes)

@@ -66,11 +66,13 @@ func Run(ctx context.Context, cfg Config, p Probes) []Row {
 	rows = append(rows, checkNoKubelet(p))
 	rows = append(rows, checkFreeDisk(cfg, p))
 	rows = append(rows, checkProtected(cfg, p)...)
+	rows = append(rows, checkRuntimeFolders(cfg, p)...)
 	rows = append(rows, checkHostShutdown(cfg, p)...)
 	rows = append(rows, checkCRI(ctx, cfg, p)...)
 	rows = append(rows, checkCNIConfig(cfg, p)...)
 	rows = append(rows, checkPodNetwork(cfg, p)...)
 	rows = append(rows, checkSandboxImage(ctx, cfg, p))
+	rows = append(rows, checkRegistries(ctx, cfg, p)...)
 	rows = append(rows, checkCloudCore(ctx, cfg, p)...)
 	rows = append(rows, checkClock(cfg, p)...)
 	return rows

@@ -22,7 +22,7 @@ PASS    containerd CRI         containerd v1.7.13 (CRI v1) at npipe://./pipe/con
 PASS    CRI network            NetworkReady
 PASS    CNI config             C:\Program Files\containerd\cni\conf\0-containerd-nat.conf (nat, pods in 10.244.1.0/24)
 PASS    CNI plugin             nat.exe in C:\Program Files\containerd\cni\bin
-PASS    Sandbox image          registry.k8s.io/pause:3.9 has windows/amd64 10.0.20348.1906 for this host's build 20348
+PASS    Sandbox image          registry.k8s.io/pause:3.9 has windows/amd64 10.0.20348.1906 for this host's build 20348 (Windows Server 2022, ltsc2022)
 PASS    cloudcore websocket    192.0.2.10:10000 reachable
 PASS    cloudcore https        192.0.2.10:10002 reachable
 PASS    Clock                  2025-03-01 12:00:00Z is within the validity of C:\etc\kubeedge\ca\rootCA.crt, C:\etc\kubeedge\certs\server.crt

@@ -50,6 +50,21 @@ func readDirNames(dir string) ([]string, error) {
 	return names, nil
 }
 
+// readSubdirs lists the names of the folders in dir.
+func readSubdirs(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
 func exists(path string) (bool, error) {
 	_, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -1,9 +1,12 @@
 package preflight
 
 import (
+	"github.com/kubeedge-windows/edgecore/config/registries"
+
 	"context"
 	"time"
 
+	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
@@ -19,6 +22,10 @@ type Probes struct {
 	// Processes lists running processes (proc.List); a process whose name
 	// cannot be read has an empty Name.
 	Processes func() ([]proc.Process, error)
+	// Programs tells what a process named like a kubelet is: a
+	// service's, a program only administrators may change, or a user's
+	// (envcheck.OSHost).
+	Programs *envcheck.Host
 	// FreeDisk is the space available to this user on the volume of dir,
 	// which exists.
 	FreeDisk func(dir string) (uint64, error)
@@ -31,6 +38,8 @@ type Probes struct {
 	// ReadDir lists the names of the files in dir.
 	ReadDir  func(dir string) ([]string, error)
 	ReadFile func(path string) ([]byte, error)
+	// ReadSubdirs lists the names of the folders in dir.
+	ReadSubdirs func(dir string) ([]string, error)
 	// ImagePlatforms lists the platforms an image reference offers.
 	ImagePlatforms func(ctx context.Context, image string) ([]Platform, error)
 	// ImagePresent asks the runtime at endpoint whether it holds image
@@ -50,6 +59,9 @@ type Probes struct {
 	// Protect reads the owners and ACLs of the node's files
 	// (protect.HostACLs); preflight never changes them.
 	Protect *protect.Host
+	// Registry asks a registry endpoint's API root over TLS with its CA
+	// and client certificate (probeRegistry).
+	Registry func(ctx context.Context, e registries.Endpoint) error
 	// Service reads an installed service's state and configuration
 	// (service.Query); a missing service is a Status with Installed
 	// false.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
@@ -16,7 +17,9 @@ import (
 func SystemProbes(d *deps.Dependencies) Probes {
 	acls := d.ACLs
 	hp := d.Probes
+	programs := envcheck.OSHost(acls)
 	return Probes{
+		Programs:          &programs,
 		Protect:           &acls,
 		WindowsVersion:    hp.WindowsVersion,
 		ContainersFeature: hp.ContainersFeature,
@@ -28,8 +31,10 @@ func SystemProbes(d *deps.Dependencies) Probes {
 		CRI:               hp.CRI,
 		ReadDir:           readDirNames,
 		ReadFile:          os.ReadFile,
+		ReadSubdirs:       readSubdirs,
 		ImagePlatforms:    (&registryClient{}).platforms,
 		ImagePresent:      hostprobe.CRIImagePresent,
+		Registry:          probeRegistry,
 		Dial:              config.DialTCP,
 		DialQUIC:          dialQUIC,
 		Certificate:       readCertificate,

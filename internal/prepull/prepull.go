@@ -18,6 +18,8 @@ import (
 	"k8s.io/kubernetes/pkg/credentialprovider"
 
 	operationsv1alpha2 "github.com/kubeedge/api/apis/operations/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config/redact"
 )
 
 // Puller pulls one image through the node's runtime; an image the runtime
@@ -78,9 +80,10 @@ func Pull(ctx context.Context, p Puller, j Job) ([]operationsv1alpha2.ImageStatu
 		st := operationsv1alpha2.ImageStatus{Image: image, Status: metav1.ConditionTrue}
 		var err error
 		tries := 0
+		auth := j.Keyring.For(image)
 		for tries <= j.Retries {
 			tries++
-			if err = p.PullImage(ctx, image, j.Keyring.For(image), nil); err == nil || ctx.Err() != nil {
+			if err = p.PullImage(ctx, image, auth, nil); err == nil || ctx.Err() != nil {
 				break
 			}
 			if tries <= j.Retries {
@@ -93,9 +96,19 @@ func Pull(ctx context.Context, p Puller, j Job) ([]operationsv1alpha2.ImageStatu
 		if err != nil {
 			all = false
 			st.Status = metav1.ConditionFalse
-			st.Reason = fmt.Sprintf("pull failed after %d tries: %v", tries, err)
+			// A registry's or runtime's message may repeat what it was
+			// given; the reason goes to the job's status.
+			st.Reason = redact.String(fmt.Sprintf("pull failed after %d tries: %v", tries, err), secretsOf(auth)...)
 		}
 		out = append(out, st)
 	}
 	return out, all
+}
+
+// secretsOf are the values of a credential that no message may repeat.
+func secretsOf(a *runtimeapi.AuthConfig) []string {
+	if a == nil {
+		return nil
+	}
+	return []string{a.Password, a.Auth, a.IdentityToken, a.RegistryToken}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"strings"
 	"testing"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -75,5 +76,27 @@ func TestThePullSecretsCredentialsGoToTheirRegistryOnly(t *testing.T) {
 func TestABrokenPullSecretSaysHowToMakeOne(t *testing.T) {
 	if _, err := NewKeyring([]byte("user:pass")); err == nil {
 		t.Fatal("accepted")
+	}
+}
+
+// leakyRuntime fails with a message that repeats the credentials it was
+// given, as a registry's error text can.
+type leakyRuntime struct{}
+
+func (leakyRuntime) PullImage(_ context.Context, image string, a *runtimeapi.AuthConfig, _ *runtimeapi.PodSandboxConfig) error {
+	return errors.New("unauthorized: " + a.Username + ":" + a.Password + " (" + a.Auth + ") at https://" + a.Username + ":" + a.Password + "@registry.example.com/v2/")
+}
+
+// A failed pull's reason, which goes to the job's status, shows neither
+// the pull secret's password nor its auth string.
+func TestAPullsReasonNeverShowsTheSecret(t *testing.T) {
+	auth := base64.StdEncoding.EncodeToString([]byte("robot:s3cret-pw"))
+	ring, err := NewKeyring([]byte(`{"auths":{"registry.example.com":{"username":"robot","password":"s3cret-pw","auth":"` + auth + `"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := Pull(context.Background(), leakyRuntime{}, Job{Images: []string{"registry.example.com/app:1"}, Keyring: ring})
+	if r := got[0].Reason; strings.Contains(r, "s3cret-pw") || strings.Contains(r, auth) || !strings.Contains(r, "unauthorized") {
+		t.Fatalf("reason %q", r)
 	}
 }

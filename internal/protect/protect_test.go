@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -38,7 +39,12 @@ const (
 // host is a recording fake: the SDDL of each existing path, lower case,
 // what was restricted, and what was created with which descriptor, in
 // order. keeps says whether a restriction is stored, as on NTFS, or
-// dropped, as on FAT or under Wine.
+// dropped, as on FAT or under Wine. A path is a file when files says so
+// or its last name has an extension and nothing is below it; a folder
+// only named as the parent of another path exists with what it would
+// inherit from a restricted folder. links and reparse give an entry
+// hard links and a reparse tag; ids its identity (the path by default);
+// written holds what WriteFile wrote, restored what SetSDDL set.
 type host struct {
 	sddl       map[string]string
 	restricted []string
@@ -46,26 +52,128 @@ type host struct {
 	keeps      bool
 	restrictFn func(root string) error
 	mkdirErr   map[string]error
+	files      map[string]bool
+	links      map[string]uint32
+	reparse    map[string]uint32
+	ids        map[string]string
+	written    map[string]string
+	restored   []string
+	// spelling is each path as the test wrote it.
+	spelling map[string]string
 }
 
+// inherited is what a folder or file below a restricted folder has.
+const inherited = "O:BAD:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)"
+
 func newHost(paths map[string]string) *host {
-	h := &host{sddl: map[string]string{}, keeps: true}
+	h := &host{sddl: map[string]string{}, keeps: true, files: map[string]bool{}, links: map[string]uint32{},
+		reparse: map[string]uint32{}, ids: map[string]string{}, written: map[string]string{}, spelling: map[string]string{}}
 	for p, s := range paths {
-		h.sddl[strings.ToLower(p)] = s
+		h.set(p, s)
 	}
 	return h
+}
+
+// set gives path p the owner and DACL sddl, keeping its spelling.
+func (h *host) set(p, sddl string) {
+	h.sddl[strings.ToLower(p)] = sddl
+	h.spelling[strings.ToLower(p)] = p
+}
+
+// below lists the lower-case names directly below dir.
+func (h *host) below(dir string) []string {
+	prefix := strings.TrimSuffix(strings.ToLower(dir), `\`) + `\`
+	seen := map[string]bool{}
+	var names []string
+	for p := range h.sddl {
+		if !strings.HasPrefix(p, prefix) {
+			continue
+		}
+		name, _, _ := strings.Cut(p[len(prefix):], `\`)
+		if name != "" && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	for p := range h.written {
+		if ospath.Same(config.Windows, ospath.Dir(config.Windows, p), dir) {
+			name := strings.ToLower(p[len(prefix):])
+			if !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (h *host) exists(p string) bool {
+	p = strings.ToLower(p)
+	if _, ok := h.sddl[p]; ok {
+		return true
+	}
+	if _, ok := h.written[p]; ok {
+		return true
+	}
+	return len(h.below(p)) > 0
+}
+
+func (h *host) isFile(p string) bool {
+	p = strings.ToLower(p)
+	if h.files[p] {
+		return true
+	}
+	if _, ok := h.written[p]; ok {
+		return true
+	}
+	return strings.Contains(ospath.Key(config.Windows, p)[len(ospath.Dir(config.Windows, p)):], ".") && len(h.below(p)) == 0
+}
+
+func (h *host) security(p string) string {
+	if s, ok := h.sddl[strings.ToLower(p)]; ok {
+		return s
+	}
+	return inherited
 }
 
 func (h *host) Host(self string) Host {
 	return Host{
 		Read: func(path string) (acl.Security, error) {
-			s, ok := h.sddl[strings.ToLower(path)]
-			if !ok {
+			if !h.exists(path) {
 				return acl.Security{}, fmt.Errorf("read %s: %w", path, fs.ErrNotExist)
 			}
-			return acl.ParseSDDL(s)
+			return acl.ParseSDDL(h.security(path))
 		},
-		Restrict: func(root string) error {
+		List: func(dir string) ([]acl.Entry, error) {
+			if !h.exists(dir) {
+				return nil, fmt.Errorf("list %s: %w", dir, fs.ErrNotExist)
+			}
+			var out []acl.Entry
+			for _, name := range h.below(dir) {
+				p := strings.ToLower(ospath.Join(config.Windows, dir, name))
+				sec, err := acl.ParseSDDL(h.security(p))
+				if err != nil {
+					return nil, err
+				}
+				if spelled, ok := h.spelling[p]; ok {
+					name = spelled[len(spelled)-len(name):]
+				}
+				e := acl.Entry{Name: name, Dir: !h.isFile(p), Security: sec, Links: 1, ID: p}
+				if n, ok := h.links[p]; ok {
+					e.Links = n
+				}
+				if tag, ok := h.reparse[p]; ok {
+					e.Reparse, e.ReparseTag = true, tag
+				}
+				if id, ok := h.ids[p]; ok {
+					e.ID = id
+				}
+				out = append(out, e)
+			}
+			return out, nil
+		},
+		Restrict: func(root string, leave func(string) bool) error {
 			h.restricted = append(h.restricted, root)
 			if h.restrictFn != nil {
 				if err := h.restrictFn(root); err != nil {
@@ -74,33 +182,65 @@ func (h *host) Host(self string) Host {
 			}
 			if h.keeps {
 				for p := range h.sddl {
-					if ospath.Within(config.Windows, root, p) {
+					if !ospath.Within(config.Windows, root, p) {
+						continue
+					}
+					left := false
+					for _, a := range ospath.Ancestors(config.Windows, p) {
+						if !ospath.Same(config.Windows, a, root) && ospath.Within(config.Windows, root, a) && leave(a) {
+							left = true
+						}
+					}
+					if !left {
 						h.sddl[p] = restricted
 					}
 				}
 			}
 			return nil
 		},
-		Exists: func(path string) (bool, error) {
-			_, ok := h.sddl[strings.ToLower(path)]
-			return ok, nil
-		},
+		Exists: func(path string) (bool, error) { return h.exists(path), nil },
 		Mkdir: func(path, sddl string) error {
 			if err := h.mkdirErr[path]; err != nil {
 				return err
 			}
-			if _, ok := h.sddl[strings.ToLower(path)]; ok {
+			if h.exists(path) {
 				return fmt.Errorf("mkdir %s: %w", path, fs.ErrExist)
 			}
-			if _, ok := h.sddl[strings.ToLower(ospath.Dir(config.Windows, path))]; !ok {
+			if !h.exists(ospath.Dir(config.Windows, path)) {
 				return fmt.Errorf("mkdir %s: %w", path, fs.ErrNotExist)
 			}
 			h.made = append(h.made, path+" "+sddl)
 			if sddl == "" {
 				// What a directory below a restricted one inherits.
-				sddl = "O:BAD:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)"
+				sddl = inherited
 			}
 			h.sddl[strings.ToLower(path)] = sddl
+			h.files[strings.ToLower(path)] = false
+			return nil
+		},
+		SDDL: func(path string) (string, error) {
+			if !h.exists(path) {
+				return "", fmt.Errorf("read %s: %w", path, fs.ErrNotExist)
+			}
+			return h.security(path), nil
+		},
+		SetSDDL: func(path, sddl string) error {
+			h.restored = append(h.restored, path+" "+sddl)
+			h.sddl[strings.ToLower(path)] = sddl
+			return nil
+		},
+		ReadFile: func(path string) ([]byte, error) {
+			data, ok := h.written[strings.ToLower(path)]
+			if !ok {
+				return nil, fmt.Errorf("read %s: %w", path, fs.ErrNotExist)
+			}
+			return []byte(data), nil
+		},
+		WriteFile: func(path string, data []byte) error {
+			if !h.exists(ospath.Dir(config.Windows, path)) {
+				return fmt.Errorf("write %s: %w", path, fs.ErrNotExist)
+			}
+			h.written[strings.ToLower(path)] = string(data)
 			return nil
 		},
 		Self: self,
@@ -211,14 +351,14 @@ func aHost(sddl string) *host {
 }
 
 func TestAuditPassesARestrictedHost(t *testing.T) {
-	f, err := Audit(defaultTargets(t), aHost(restricted).Host(""))
+	f, err := Audit(defaultTargets(t), aHost(restricted).Host(""), Adopting)
 	if err != nil || len(f) != 0 {
 		t.Errorf("Audit = %v, %v; want nothing", f, err)
 	}
 }
 
 func TestAuditReportsDirectoriesThatInheritC(t *testing.T) {
-	f, err := Audit(defaultTargets(t), aHost(inheritsC).Host(""))
+	f, err := Audit(defaultTargets(t), aHost(inheritsC).Host(""), Adopting)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +376,7 @@ func TestEnforceRepairsDriftAndSaysWhat(t *testing.T) {
 	h := aHost(restricted)
 	h.sddl[`c:\var\lib\kubelet`] = inheritsC
 	h.sddl[`c:\var\log\kubeedge`] = "O:SYD:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;;FR;;;WD)"
-	repairs, err := Enforce(defaultTargets(t), h.Host(""), false)
+	repairs, err := Enforce(defaultTargets(t), h.Host(""), Starting)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +397,7 @@ func TestEnforceRepairsDriftAndSaysWhat(t *testing.T) {
 	}
 	// Nothing left to repair.
 	h.restricted = nil
-	if repairs, err := Enforce(defaultTargets(t), h.Host(""), false); err != nil || len(repairs) != 0 || len(h.restricted) != 0 {
+	if repairs, err := Enforce(defaultTargets(t), h.Host(""), Starting); err != nil || len(repairs) != 0 || len(h.restricted) != 0 {
 		t.Errorf("second Enforce = %v, %v, restricted %v", repairs, err, h.restricted)
 	}
 }
@@ -265,7 +405,7 @@ func TestEnforceRepairsDriftAndSaysWhat(t *testing.T) {
 func TestEnforceAlwaysRestrictsEveryExistingDirectory(t *testing.T) {
 	h := aHost(restricted)
 	delete(h.sddl, `c:\var\log\pods`) // not created yet
-	repairs, err := Enforce(defaultTargets(t), h.Host(""), true)
+	repairs, err := Enforce(defaultTargets(t), h.Host(""), Adopting)
 	if err != nil || len(repairs) != 4 {
 		t.Fatalf("Enforce = %v, %v", repairs, err)
 	}
@@ -281,7 +421,7 @@ func TestEnforceAlwaysRestrictsEveryExistingDirectory(t *testing.T) {
 func TestEnforceSaysWhenTheVolumeDoesNotKeepTheACL(t *testing.T) {
 	h := aHost(inheritsC)
 	h.keeps = false
-	repairs, err := Enforce(defaultTargets(t), h.Host(""), false)
+	repairs, err := Enforce(defaultTargets(t), h.Host(""), Starting)
 	if err != nil || len(repairs) != 5 {
 		t.Fatalf("Enforce = %v, %v", repairs, err)
 	}
@@ -293,7 +433,7 @@ func TestEnforceSaysWhenTheVolumeDoesNotKeepTheACL(t *testing.T) {
 func TestEnforceRefusesAUserOwnedParentAndChangesNothing(t *testing.T) {
 	h := aHost(inheritsC)
 	h.sddl[`c:\etc`] = userOwned
-	_, err := Enforce(defaultTargets(t), h.Host(""), true)
+	_, err := Enforce(defaultTargets(t), h.Host(""), Adopting)
 	var refused *RefusedError
 	if !errors.As(err, &refused) {
 		t.Fatalf("Enforce = %v, want a refusal", err)
@@ -312,13 +452,13 @@ func TestEnforceRefusesAUserOwnedParentAndChangesNothing(t *testing.T) {
 func TestEnforceRefusesAUserOwnedNodeDirectory(t *testing.T) {
 	h := aHost(restricted)
 	h.sddl[`c:\var\lib\kubelet`] = userOwned
-	_, err := Enforce(defaultTargets(t), h.Host(""), true)
+	_, err := Enforce(defaultTargets(t), h.Host(""), Adopting)
 	if err == nil || !strings.Contains(err.Error(), `C:\var\lib\kubelet (the directory of modules.edged.rootDirectory) is owned by `+userSID) {
 		t.Fatalf("Enforce = %v", err)
 	}
 	// The elevated administrator who made it may keep it: they are an
 	// administrator (and under Wine own every file).
-	if _, err := Enforce(defaultTargets(t), h.Host(userSID), true); err != nil {
+	if _, err := Enforce(defaultTargets(t), h.Host(userSID), Adopting); err != nil {
 		t.Errorf("Enforce by its owner, elevated = %v", err)
 	}
 }
@@ -326,7 +466,7 @@ func TestEnforceRefusesAUserOwnedNodeDirectory(t *testing.T) {
 func TestEnforceRefusesAnExeOthersMayChange(t *testing.T) {
 	h := aHost(restricted)
 	h.sddl[`c:\program files\edgecore`] = "O:BAD:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)(A;OICIID;0x1301bf;;;AU)"
-	_, err := Enforce(defaultTargets(t), h.Host(""), true)
+	_, err := Enforce(defaultTargets(t), h.Host(""), Adopting)
 	if err == nil || !strings.Contains(err.Error(), `C:\Program Files\edgecore (the directory of the edgecore.exe the service runs) is writable by others: Authenticated Users may change or delete`) ||
 		!strings.Contains(err.Error(), "copy edgecore.exe into a directory only administrators may change") {
 		t.Fatalf("Enforce = %v", err)
@@ -336,7 +476,7 @@ func TestEnforceRefusesAnExeOthersMayChange(t *testing.T) {
 	}
 	// Users reading and running it is fine.
 	h.sddl[`c:\program files\edgecore`] = programFiles
-	if _, err := Enforce(defaultTargets(t), h.Host(""), true); err != nil {
+	if _, err := Enforce(defaultTargets(t), h.Host(""), Adopting); err != nil {
 		t.Errorf("Enforce with a readable exe directory = %v", err)
 	}
 }
@@ -344,7 +484,7 @@ func TestEnforceRefusesAnExeOthersMayChange(t *testing.T) {
 func TestEnforceNamesARestrictFailure(t *testing.T) {
 	h := aHost(inheritsC)
 	h.restrictFn = func(string) error { return errors.New("Access is denied.") }
-	_, err := Enforce(defaultTargets(t), h.Host(""), false)
+	_, err := Enforce(defaultTargets(t), h.Host(""), Starting)
 	if err == nil || !strings.Contains(err.Error(), `restricting C:\etc\kubeedge`) || !strings.Contains(err.Error(), "fix:") {
 		t.Errorf("Enforce = %v", err)
 	}
@@ -476,7 +616,7 @@ func TestTargetsRestrictAVolumePluginDirElsewhere(t *testing.T) {
 	for _, p := range ospath.Ancestors(config.Windows, old)[:6] {
 		h.sddl[strings.ToLower(p)] = inheritsC
 	}
-	f, err := Audit(ts, h.Host(""))
+	f, err := Audit(ts, h.Host(""), Adopting)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +637,7 @@ func TestTargetsRestrictAVolumePluginDirElsewhere(t *testing.T) {
 func TestAuditJudgesEveryParentByItsACL(t *testing.T) {
 	h := aHost(restricted)
 	h.sddl[`c:\etc`] = inheritsC // made by an administrator in C:\ on a client edition
-	f, err := Audit(defaultTargets(t), h.Host(""))
+	f, err := Audit(defaultTargets(t), h.Host(""), Adopting)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +655,7 @@ func TestAuditJudgesEveryParentByItsACL(t *testing.T) {
 	}
 	// The elevated account running the command may hold that right.
 	h.sddl[`c:\etc`] = "O:BAD:AI(A;ID;FA;;;BA)(A;ID;FA;;;SY)(A;ID;0x1301bf;;;" + userSID + ")"
-	if f, err := Audit(defaultTargets(t), h.Host(userSID)); err != nil || len(f) != 0 {
+	if f, err := Audit(defaultTargets(t), h.Host(userSID), Adopting); err != nil || len(f) != 0 {
 		t.Errorf("Audit by the account that may change C:\\etc = %v, %v", f, err)
 	}
 }
@@ -558,7 +698,7 @@ func TestEnforceRestrictsTheConfigFilesAndJudgesTheirParents(t *testing.T) {
 	h.sddl[`d:\node`] = serverParent
 	h.sddl[`d:\node\edgecore.yaml`] = inheritsC
 	h.sddl[`d:\node\upgrade.yaml`] = inheritsC
-	if _, err := Enforce(ts, h.Host(""), false); err != nil {
+	if _, err := Enforce(ts, h.Host(""), Starting); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{`D:\node\edgecore.yaml`, `D:\node\upgrade.yaml`}; !reflect.DeepEqual(h.restricted, want) {
@@ -570,7 +710,7 @@ func TestEnforceRestrictsTheConfigFilesAndJudgesTheirParents(t *testing.T) {
 		h := aHost(restricted)
 		h.sddl[`d:\node`], h.sddl[`d:\node\edgecore.yaml`], h.sddl[`d:\node\upgrade.yaml`] = serverParent, inheritsC, inheritsC
 		h.sddl[path] = sddl
-		_, err := Enforce(ts, h.Host(""), true)
+		_, err := Enforce(ts, h.Host(""), Adopting)
 		var refused *RefusedError
 		if !errors.As(err, &refused) || len(h.restricted) != 0 {
 			t.Errorf("%s: Enforce = %v, restricted %v", path, err, h.restricted)
@@ -612,7 +752,7 @@ func TestCreateGivesEachDirectoryItsDescriptor(t *testing.T) {
 	if len(made) != len(want) {
 		t.Errorf("Create returned %v", made)
 	}
-	if f, err := Audit(ts, h.Host("")); err != nil || len(f) != 0 {
+	if f, err := Audit(ts, h.Host(""), Adopting); err != nil || len(f) != 0 {
 		t.Errorf("Audit of what Create made = %v, %v", f, err)
 	}
 	// Nothing is made twice.

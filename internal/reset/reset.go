@@ -18,6 +18,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/join"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
@@ -383,6 +384,14 @@ func (r *reset) plan() steps.Plan {
 			},
 		})
 	}
+	if rec := r.sys.Protect.Record; rec != "" && r.goos == config.Windows {
+		list = append(list, steps.Step{
+			Name: "give folders back their access control lists",
+			Description: "give each folder edgecore restricted that existed before it, as " + rec + " records them, the owner and access control list it had, " +
+				"where it is empty, name the others with the command that does it, and remove " + rec,
+			Do: r.restoreACLs,
+		})
+	}
 	list = append(list,
 		steps.Step{
 			Name:        "remove empty directories",
@@ -555,6 +564,31 @@ func (r *reset) removeFiles(out io.Writer, files []named) error {
 	}
 	if len(errs) > 0 {
 		return steps.WithFix(errors.Join(errs...), "make sure edgecore is stopped (`edgecore.exe service status`) and nothing else holds the files open, "+fixResetAgain)
+	}
+	return nil
+}
+
+// restoreACLs gives the folders the node restricted back what they had
+// (protect.RestoreRecorded), but for the node's own directories, which
+// reset empties and removes, and removes the record with it: the folders
+// it still names are printed with the command that restores each.
+func (r *reset) restoreACLs(_ context.Context, out io.Writer) error {
+	var own []protect.Target
+	for _, d := range r.layout.NodeDirs() {
+		own = append(own, protect.Target{Path: d, Restrict: true})
+	}
+	restored, err := protect.RestoreRecorded(r.sys.Protect, own)
+	for _, x := range restored {
+		fmt.Fprintln(out, x)
+	}
+	if err != nil {
+		return steps.WithFix(err, fixResetAgain)
+	}
+	if len(restored) == 0 {
+		fmt.Fprintln(out, "none to give back")
+	}
+	if _, err := hostfs.RemoveFile(r.sys.FS, r.sys.Protect.Record); err != nil {
+		return steps.WithFix(err, fixResetAgain)
 	}
 	return nil
 }

@@ -478,3 +478,33 @@ func TestResetReadsAndRemovesTheConfigurationInItsCanonicalForm(t *testing.T) {
 		})
 	}
 }
+
+// reset gives the folders the node restricted that existed before it back
+// the owner and ACL they had, where they are empty; a folder that still
+// holds what the node wrote there keeps the node's ACL and is named with
+// the command that restores it; the record goes with the node.
+func TestResetGivesFoldersBackTheirACLs(t *testing.T) {
+	w := joined(t)
+	const before = "O:BAD:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)(A;OICIID;0x1200a9;;;BU)"
+	w.ACLRecord = `C:\etc\kubeedge\acl-record.json`
+	w.SDDL = map[string]string{}
+	w.FS.AddDir(`D:\data`)
+	w.FS.AddFile(w.ACLRecord, `{"changed": [{"path": "D:\\data", "sddl": "`+before+`"}, {"path": "C:\\var\\lib\\kubelet", "sddl": "`+before+`"}, {"path": "C:\\etc\\kubeedge", "sddl": "`+before+`"}]}`)
+	var out bytes.Buffer
+	if err := reset.Run(context.Background(), nil, &out, false, resetOptions(w), w.System()); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if want := []string{`D:\data ` + before}; !reflect.DeepEqual(w.Restored, want) {
+		t.Errorf("gave back %v, want %v", w.Restored, want)
+	}
+	hosttest.MustContain(t, "output", out.String(), "give folders back their access control lists",
+		`D:\data: given back the owner and access control list it had before edgecore restricted it`,
+		`C:\var\lib\kubelet keeps the node's access control list`, "holds 2 entries (pods, volumeplugins)",
+		`$a.SetSecurityDescriptorSddlForm('`+before+`')`)
+	if strings.Contains(out.String(), `C:\etc\kubeedge keeps`) {
+		t.Errorf("reset named the kubeedge directory it removes:\n%s", out.String())
+	}
+	if w.FS.Has(w.ACLRecord) {
+		t.Errorf("%s is left behind", w.ACLRecord)
+	}
+}

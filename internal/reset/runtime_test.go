@@ -51,7 +51,7 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 			t.Errorf("%s was not installed", f.Name)
 		}
 	}
-	hosttest.MustContain(t, "config.toml", w.FS.Content(hosttest.CtrdConfig), "version = 3", "sandbox = 'registry.k8s.io/pause:3.9'",
+	hosttest.MustContain(t, "config.toml", w.FS.Content(hosttest.CtrdConfig), "version = 3", "sandbox = '"+config.WindowsSandboxImage+"'",
 		`bin_dirs = ['C:\Program Files\containerd\cni\bin']`, `conf_dir = 'C:\Program Files\containerd\cni\conf'`)
 	// containerd's folder is made open to SYSTEM and Administrators only.
 	if w.Made[hosttest.CtrdDir] != acl.DirectorySDDL {
@@ -70,8 +70,12 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 		t.Errorf("no HNS network was created: %v", w.HNS.Calls)
 	}
 
-	// reset takes away what join installed, and only that.
+	// reset takes away what join installed, and only that: containerd's
+	// images stay in the root join created for it, and the state it left
+	// empty goes.
 	w.FS.AddFile(hosttest.CtrdDir+`\containerd.log`, "containerd's own log")
+	blob := hosttest.CtrdRoot + `\io.containerd.content.v1.content\blobs\sha256\0123`
+	w.FS.AddFile(blob, "an image layer")
 	out.Reset()
 	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
@@ -95,6 +99,11 @@ func TestJoinInstallsTheBundledRuntimeOnAHostWithoutOne(t *testing.T) {
 	// The HNS network stays, and its record for reset --network.
 	if rec := w.FS.Content(hosttest.CNINetRecord); !strings.Contains(rec, "edgecore-l2bridge") || strings.Contains(rec, "writtenBy") {
 		t.Errorf("the network's record after reset: %q", rec)
+	}
+	hosttest.MustContain(t, "reset output", out.String(), `kept C:\ProgramData\containerd\root: it holds files the installation did not write`,
+		`removed C:\ProgramData\containerd\state`)
+	if !w.FS.Has(blob) {
+		t.Error("reset removed an image layer containerd wrote")
 	}
 	if !w.FS.Has(hosttest.CtrdDir + `\containerd.log`) {
 		t.Error("reset removed a file join did not write")
@@ -126,5 +135,100 @@ func TestResetKeepsContainerdWhenTheRecordNamesOtherPaths(t *testing.T) {
 	hosttest.MustContain(t, "output", out.String(), `kept containerd:`, `outside C:\Program Files\containerd`)
 	if _, ok := w.Services.Configs["containerd"]; !ok {
 		t.Error("reset removed the containerd service on a forged record")
+	}
+}
+
+// join --registry-config writes the bundled containerd's hosts.toml files,
+// copies the CA and client certificate into containerd's folder and puts
+// the credentials into config.toml only; join --proxy gives both services
+// the environment; reset removes every file join wrote for them and
+// nothing else.
+func TestJoinWritesTheRegistryConfigurationAndProxyThatResetRemoves(t *testing.T) {
+	w := hosttest.NewWorld(t)
+	w.WithBundle()
+	w.EdgecoreIssues(true)
+	w.FS.AddFile(`C:\certs\ca.pem`, "the private CA")
+	w.FS.AddFile(`C:\certs\client.pem`, "the client certificate")
+	w.FS.AddFile(`C:\certs\client-key.pem`, "the client key")
+	w.FS.AddFile(`C:\certs\registries.yaml`, `mirrors:
+  docker.io:
+    endpoint: ["https://mirror.example:5000"]
+configs:
+  mirror.example:5000:
+    auth: {username: edge, password: s3cr3t-p4ss}
+    tls: {ca_file: 'C:\certs\ca.pem', cert_file: 'C:\certs\client.pem', key_file: 'C:\certs\client-key.pem'}
+  insecure.example:
+    tls: {insecure_skip_verify: true}
+`)
+	o := hosttest.WithL2Bridge(w.Options())
+	o.RegistryConfig = `C:\certs\registries.yaml`
+	o.Proxy.URL = "http://edge:pr0xy-pass@proxy.example:3128"
+	o.Proxy.NoProxy = []string{".corp.example"}
+	var out bytes.Buffer
+	if err := join.Run(context.Background(), &out, o, w.System()); err != nil {
+		t.Fatalf("join failed: %v\n%s", err, out.String())
+	}
+	certs := hosttest.CtrdDir + `\certs.d`
+	hosttest.MustContain(t, "join output", out.String(), "wrote the registry configuration into "+certs+": 3 hosts.toml, 3 certificate files",
+		"warning: insecure.example: configs.insecure.example.tls.insecure_skip_verify is set",
+		"Proxy: http://***@proxy.example:3128 for the edgecore and containerd services; NO_PROXY localhost,127.0.0.1,::1,")
+	for _, secret := range []string{"s3cr3t-p4ss", "pr0xy-pass"} {
+		if strings.Contains(out.String(), secret) {
+			t.Errorf("join's output shows a credential:\n%s", out.String())
+		}
+	}
+	hosttest.MustContain(t, "docker.io's hosts.toml", w.FS.Content(certs+`\docker.io\hosts.toml`), `[host."https://mirror.example:5000"]`,
+		`ca = "`+strings.ReplaceAll(certs, `\`, `\\`)+`\\mirror.example_5000_\\ca.crt"`)
+	if w.FS.Content(certs+`\mirror.example_5000_\ca.crt`) != "the private CA" || w.FS.Content(certs+`\mirror.example_5000_\client.key`) != "the client key" {
+		t.Error("the CA and client key were not copied into containerd's folder")
+	}
+	hosttest.MustContain(t, "config.toml", w.FS.Content(hosttest.CtrdConfig), `config_path = '`+certs+`'`,
+		`[plugins."io.containerd.cri.v1.images".registry.configs."mirror.example:5000".auth]`, `password = "s3cr3t-p4ss"`)
+	for _, name := range []string{"edgecore", "containerd"} {
+		env := strings.Join(w.Services.Configs[name].Environment, "\n")
+		if !strings.Contains(env, "HTTPS_PROXY=http://edge:pr0xy-pass@proxy.example:3128") || !strings.Contains(env, "10.244.2.0/24") ||
+			!strings.Contains(env, "10.96.0.0/12") || !strings.Contains(env, ".corp.example") {
+			t.Errorf("the %s service's environment: %q", name, env)
+		}
+	}
+
+	w.FS.AddFile(certs+`\operator.example\hosts.toml`, "the operator's own")
+	out.Reset()
+	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+	for _, p := range []string{certs + `\docker.io\hosts.toml`, certs + `\mirror.example_5000_\ca.crt`, certs + `\mirror.example_5000_\client.key`,
+		certs + `\insecure.example\hosts.toml`, certs + `\docker.io`, hosttest.CtrdConfig} {
+		if w.FS.Has(p) {
+			t.Errorf("reset left %s", p)
+		}
+	}
+	if !w.FS.Has(certs + `\operator.example\hosts.toml`) {
+		t.Error("reset removed a registry configuration join did not write")
+	}
+	if len(w.Services.Configs) != 0 {
+		t.Errorf("services (and with them their environment) left: %v", w.Services.Configs)
+	}
+	if strings.Contains(out.String(), "s3cr3t-p4ss") {
+		t.Errorf("reset's output shows a credential:\n%s", out.String())
+	}
+}
+
+// --registry-config configures the containerd join installs: with the
+// host's own runtime join refuses it, naming both ways forward.
+func TestJoinRefusesARegistryConfigForTheHostsRuntime(t *testing.T) {
+	w := hosttest.NewWorld(t)
+	w.WithBundle()
+	w.FS.AddFile(`C:\certs\registries.yaml`, "mirrors:\n  docker.io:\n    endpoint: [\"https://mirror.example\"]\n")
+	o := w.Options()
+	o.Runtime, o.RegistryConfig = runtimeinstall.ChoiceHost, `C:\certs\registries.yaml`
+	var out bytes.Buffer
+	err := join.Run(context.Background(), &out, o, w.System())
+	if err == nil {
+		t.Fatalf("join accepted a registry configuration for the host's containerd:\n%s", out.String())
+	}
+	hosttest.MustContain(t, "error", err.Error(), "--registry-config configures the containerd join installs", "config_path", "--runtime bundled")
+	if len(w.Services.Calls) != 0 {
+		t.Errorf("join changed services: %v", w.Services.Calls)
 	}
 }

@@ -12,10 +12,12 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/config/registries"
 	"github.com/kubeedge-windows/edgecore/internal/clock"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -50,6 +52,12 @@ type Options struct {
 	// Versions are the bundle's versions from the release manifest, for
 	// the output; nil when it gives none.
 	Versions map[string]string
+	// Registries is join's --registry-config, nil without one: written
+	// as hosts.toml files under RegistryDir and config.toml's credentials.
+	Registries *registries.File
+	// Environment is the containerd service's environment (join's
+	// --proxy), nil for none.
+	Environment []string
 }
 
 // Host is every effect on, and fact of, the host.
@@ -106,15 +114,30 @@ type Installer struct {
 // bundle and the host has neither a containerd service nor a runtime
 // answering at the endpoint; with ChoiceBundled always, refusing a host
 // with a containerd service or a release without a bundle. Files of an
-// earlier installation in the way are refused with the fix either way.
+// earlier installation in the way are refused with the fix either way, and
+// so is, whatever the choice, a server answering at the endpoint that the
+// node does not trust (package servertrust): a CRI server a user started
+// is neither "the operator's runtime" nor a pipe the release's containerd
+// could serve.
 func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 	in := &Installer{o: o, h: h, goos: o.Layout.GOOS}
 	if err := ValidChoice(o.Choice); err != nil {
 		return nil, err
 	}
+	// Whoever serves the endpoint now is judged whatever the choice: it
+	// is the runtime the node would use, or it holds the pipe the
+	// release's containerd would serve. One the node does not trust is
+	// refused, never taken for "the operator's runtime".
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	_, criErr := h.CRI(cctx, o.Endpoint)
+	cancel()
+	var refused *servertrust.RefusedError
+	if errors.As(criErr, &refused) {
+		return nil, steps.WithFix(refused.WithoutFix(), refused.Fix)
+	}
 	if o.Choice == ChoiceHost {
 		in.reason = "the host's runtime is used (" + FlagRuntime + " " + ChoiceHost + ")"
-		return in, nil
+		return in, in.checkHostFolders()
 	}
 	bundled, err := in.bundlePresent()
 	if err != nil {
@@ -133,21 +156,17 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 			"keep it with "+FlagRuntime+" "+ChoiceAuto+", or remove it first (Stop-Service containerd; containerd.exe --unregister-service) to install the release's")
 	case svc:
 		in.reason = fmt.Sprintf("the host's %s service is used; it is not replaced (%s %s)", ServiceName, FlagRuntime, o.Choice)
-		return in, nil
+		return in, in.checkHostFolders()
 	case !bundled:
 		in.reason = "this release carries no container runtime; the host's is used"
-		return in, nil
+		return in, in.checkHostFolders()
 	}
-	if o.Choice == ChoiceAuto {
+	if o.Choice == ChoiceAuto && criErr == nil {
 		// A runtime that answers without a service (started by hand, or
-		// another CRI) is the operator's: leave it alone.
-		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		_, err := h.CRI(cctx, o.Endpoint)
-		cancel()
-		if err == nil {
-			in.reason = fmt.Sprintf("a container runtime already answers at %s and is used (%s %s)", o.Endpoint, FlagRuntime, ChoiceAuto)
-			return in, nil
-		}
+		// another CRI), and whose server the node trusts (above), is the
+		// operator's: leave it alone.
+		in.reason = fmt.Sprintf("a container runtime already answers at %s and is used (%s %s)", o.Endpoint, FlagRuntime, ChoiceAuto)
+		return in, in.checkHostFolders()
 	}
 	var inWay []string
 	for _, p := range append(in.targets(), o.Layout.ContainerdConfigFile, RecordFile(o.Layout)) {
@@ -163,9 +182,34 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 		return nil, steps.WithFix(fmt.Errorf("files of another containerd installation are in the way: %s", strings.Join(inWay, ", ")),
 			"move them away (or register that containerd as a service and pass "+FlagRuntime+" "+ChoiceAuto+"), then run join again")
 	}
+	// Folders that exist already are used only when judged safe: join
+	// creates the others restricted from their first moment.
+	if err := protect.Check(in.installFolders(), h.Protect, protect.Adopting); err != nil {
+		return nil, steps.WithFix(err, fixFolders)
+	}
+	if config.LinuxOnlySandboxImage(o.SandboxImage) {
+		// The only place the node's pause image reaches a runtime:
+		// containerd starts every sandbox from the one config.toml pins.
+		return nil, steps.WithFix(fmt.Errorf("modules.edged.podSandboxImage %s has no Windows variant, and join would pin it in the bundled containerd's config.toml, so no pod could start", o.SandboxImage),
+			"set modules.edged.podSandboxImage to "+config.WindowsSandboxImage+" or a pause image built for your Windows Server version, then run join again")
+	}
 	in.install = true
 	in.reason = "no container runtime on this host: the release's is installed"
 	return in, nil
+}
+
+// checkHostFolders refuses the host's containerd when a folder of its
+// data (HostFolders) is not judged safe: the node would run what its
+// owner put there.
+func (in *Installer) checkHostFolders() error {
+	targets, err := HostFolders(in.h, in.o.Layout)
+	if err != nil {
+		return fmt.Errorf("reading %s for containerd's folders: %w", in.o.Layout.ContainerdConfigFile, err)
+	}
+	if err := protect.Check(targets, in.h.Protect, protect.Adopting); err != nil {
+		return steps.WithFix(err, fixFolders)
+	}
+	return nil
 }
 
 // Installs reports whether the bundled runtime is to be installed.
@@ -203,10 +247,21 @@ func (in *Installer) targets() []string {
 	return out
 }
 
-// dirs are the folders the installation needs, parents first.
+// dirs are the folders of containerd's installation, parents first.
 func (in *Installer) dirs() []string {
 	l := in.o.Layout
 	return []string{l.ContainerdDir, BinDir(l), l.CNIBinDir, l.CNIConfDir}
+}
+
+// dataDirs are the folders of containerd's data join creates, parents
+// first, and names in config.toml.
+func (in *Installer) dataDirs() []string {
+	l := in.o.Layout
+	var out []string
+	if l.ContainerdDataDir != "" {
+		out = append(out, l.ContainerdDataDir)
+	}
+	return append(out, l.ContainerdRootDir, l.ContainerdStateDir)
 }
 
 func (in *Installer) version(name string) string {
@@ -230,6 +285,7 @@ func (in *Installer) serviceConfig() service.Config {
 		"--log-file", ospath.Join(in.goos, l.ContainerdDir, "containerd.log")}
 	c.RuntimeService = ""
 	c.PreShutdownTimeout = preShutdown
+	c.Environment = in.o.Environment
 	return c
 }
 
@@ -253,9 +309,10 @@ func (in *Installer) Steps() []steps.Step {
 		{
 			Name: StepFiles,
 			Description: fmt.Sprintf("%s: copy containerd%s, ctr and the runhcs shim%s to %s and the CNI plugins%s (win-bridge, win-overlay, host-local) to %s, "+
-				"in %s open to SYSTEM and Administrators only; write %s (sandbox image %s, CNI folders %s and %s); record them in %s",
+				"in %s open to SYSTEM and Administrators only; create containerd's root %s and state %s open to SYSTEM and Administrators only from their first moment (existing ones are used only when no one else owns or may change them); "+
+				"write %s (sandbox image %s, root and state, CNI folders %s and %s)%s; record what was created in %s",
 				in.reason, in.version("containerd"), in.version("hcsshim"), BinDir(l), in.version("cni-plugins"), l.CNIBinDir,
-				l.ContainerdDir, l.ContainerdConfigFile, in.o.SandboxImage, l.CNIBinDir, l.CNIConfDir, RecordFile(l)),
+				l.ContainerdDir, l.ContainerdRootDir, l.ContainerdStateDir, l.ContainerdConfigFile, in.o.SandboxImage, l.CNIBinDir, l.CNIConfDir, in.registryLine(), RecordFile(l)),
 			Do:   in.installFiles,
 			Undo: in.removeFiles,
 		},
@@ -277,16 +334,24 @@ func (in *Installer) Steps() []steps.Step {
 
 func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 	l := in.o.Layout
-	targets := []protect.Target{{What: "containerd's folder", Path: l.ContainerdDir, Restrict: true}}
-	for _, d := range in.dirs() {
-		made, err := protect.Create(in.goos, targets, d, in.h.Protect)
-		in.rec.Dirs = append(in.rec.Dirs, made...)
+	for _, d := range append(in.dirs(), in.dataDirs()...) {
+		made, err := protect.Create(in.goos, in.restricted(), d, in.h.Protect)
 		for _, m := range made {
 			fmt.Fprintf(out, "created %s\n", m)
+			// A parent above containerd's folders (%ProgramData% on a
+			// host without one) is not the installation's to remove.
+			if within(l, m) {
+				in.rec.Dirs = append(in.rec.Dirs, m)
+			}
 		}
 		if err != nil {
 			return steps.WithFix(err, "make sure no file has that name and the drive is writable, then run join again")
 		}
+	}
+	// A folder another account created between the check and now was
+	// left as it is by Create: judged again, it is refused.
+	if err := protect.Check(in.installFolders(), in.h.Protect, protect.Adopting); err != nil {
+		return steps.WithFix(err, fixFolders)
 	}
 	for _, f := range Files {
 		dst := f.Target(l)
@@ -296,9 +361,16 @@ func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 		in.rec.Files = append(in.rec.Files, dst)
 	}
 	fmt.Fprintf(out, "copied %d programs to %s and %s\n", len(Files), BinDir(l), l.CNIBinDir)
+	reg, err := in.installRegistries(out)
+	if err != nil {
+		return err
+	}
 	data, err := containerd.Generate(containerd.BundledConfig{
 		CNI:          containerd.Dirs{BinDir: l.CNIBinDir, ConfDir: l.CNIConfDir},
 		SandboxImage: in.o.SandboxImage,
+		Root:         l.ContainerdRootDir,
+		State:        l.ContainerdStateDir,
+		Registry:     reg,
 	})
 	if err != nil {
 		return err
@@ -405,6 +477,10 @@ func (in *Installer) start(ctx context.Context, out io.Writer) error {
 			", or run `"+c.Executable+" --config \""+in.o.Layout.ContainerdConfigFile+"\"` in a console to see the error")
 	}
 	st, err := WaitCRI(ctx, in.h, in.o.Endpoint, in.o.Timeout)
+	var refused *servertrust.RefusedError
+	if errors.As(err, &refused) {
+		return steps.WithFix(refused.WithoutFix(), refused.Fix)
+	}
 	if err != nil {
 		return steps.WithFix(err, "read "+ospath.Join(in.goos, in.o.Layout.ContainerdDir, "containerd.log")+" for why containerd does not serve the CRI")
 	}
@@ -423,6 +499,12 @@ func WaitCRI(ctx context.Context, h Host, endpoint string, timeout time.Duration
 		ccancel()
 		if err == nil {
 			return st, nil
+		}
+		// A server the node does not trust answered: waiting longer
+		// gives it more calls, not a runtime.
+		var refused *servertrust.RefusedError
+		if errors.As(err, &refused) {
+			return st, err
 		}
 		if ctx.Err() != nil {
 			return st, fmt.Errorf("the runtime does not answer at %s within %v: %w", endpoint, timeout, err)
@@ -475,7 +557,10 @@ func ReadRecord(h Host, l config.Layout) (Record, bool, error) {
 }
 
 func within(l config.Layout, p string) bool {
-	for _, d := range []string{l.ContainerdDir, l.CNIBinDir, l.CNIConfDir} {
+	for _, d := range []string{l.ContainerdDir, l.CNIBinDir, l.CNIConfDir, l.ContainerdDataDir, l.ContainerdRootDir, l.ContainerdStateDir} {
+		if d == "" {
+			continue
+		}
 		if ospath.Within(l.GOOS, d, p) {
 			return true
 		}

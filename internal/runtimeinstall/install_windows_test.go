@@ -16,7 +16,10 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
+	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
 	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
+	"github.com/kubeedge-windows/edgecore/internal/servertrust/servertrusttest"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -68,9 +71,11 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 			t.Logf("left %s: %v", tmp, err)
 		}
 	})
-	host := config.Host{GOOS: config.Windows, SystemDrive: "C:", ProgramFiles: filepath.Join(tmp, "Program Files")}
-	if err := os.MkdirAll(host.ProgramFiles, 0o755); err != nil {
-		t.Fatal(err)
+	host := config.Host{GOOS: config.Windows, SystemDrive: "C:", ProgramFiles: filepath.Join(tmp, "Program Files"), ProgramData: filepath.Join(tmp, "ProgramData")}
+	for _, d := range []string{host.ProgramFiles, host.ProgramData} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	l := config.NewLayout(host)
 	// A pipe of the test's own: nothing else in the prefix answers there.
@@ -146,6 +151,20 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
+	// Started by hand, containerd is not the containerd service's
+	// process, and its pipe has go-winio's default descriptor: the node's
+	// own probe refuses it, naming the process.
+	pid := cmd.Process.Pid
+	_, err = runtimeinstall.WaitCRI(ctx, h, endpoint, 30*time.Second)
+	var refused *servertrust.RefusedError
+	if !errors.As(err, &refused) || refused.Facts.Server.PID != pid {
+		t.Fatalf("the probe of a containerd started by hand (process %d): %v, want a refusal naming it\ncontainerd's output:\n%s", pid, err, log.String())
+	}
+	t.Logf("refused as it should be: %v", err)
+	// Under Wine every process runs as one user and containerd cannot
+	// run as a service: the test stands in for the service manager.
+	trust := servertrusttest.AsService(pid)
+	h.CRI = hostprobe.CRIProbe(trust)
 	cri, err := runtimeinstall.WaitCRI(ctx, h, endpoint, 30*time.Second)
 	if err != nil {
 		t.Fatalf("%v\ncontainerd's output:\n%s", err, log.String())

@@ -9,6 +9,8 @@
 package servicectl
 
 import (
+	"github.com/kubeedge-windows/edgecore/config/proxyenv"
+
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +23,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/reconnect"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
 )
@@ -45,6 +48,12 @@ type System struct {
 	PanicLogs func(logFile string) ([]crashlog.File, error)
 	// StackDumps lists the finished stack dumps of a process in dir.
 	StackDumps func(dir string, pid uint32) (map[string]bool, error)
+	// GOOS is the host's, for the paths beside the log file.
+	GOOS string
+	// ReadFile reads a file (the hub's status beside the log); nil
+	// leaves the hub's status out.
+	ReadFile func(path string) ([]byte, error)
+	Now      func() time.Time
 }
 
 // HostSystem is this host's service manager, files and events.
@@ -57,6 +66,9 @@ func HostSystem(d *deps.Dependencies) System {
 		Signal:     stackdump.Signal,
 		PanicLogs:  crashlog.PanicLogs,
 		StackDumps: crashlog.StackDumps,
+		GOOS:       d.Host.GOOS,
+		ReadFile:   d.FS.ReadFile,
+		Now:        d.Clock.Now,
 	}
 }
 
@@ -76,7 +88,7 @@ func elevate(command string) string {
 // each with its fix. If the directories cannot be restricted the service
 // is removed again, so that install can simply be run again.
 func Install(c service.Config, logDir string, targets []protect.Target, sys System) (warnings []string, repairs []protect.Repair, err error) {
-	if err := protect.Check(targets, sys.Protect); err != nil {
+	if err := protect.Check(targets, sys.Protect, protect.Adopting); err != nil {
 		return nil, nil, fmt.Errorf("install service %q: %w", c.Name, err)
 	}
 	warnings, err = sys.Install(c)
@@ -86,7 +98,7 @@ func Install(c service.Config, logDir string, targets []protect.Target, sys Syst
 	// A service is a Windows service: the paths are Windows paths.
 	_, err = protect.Create(config.Windows, targets, logDir, sys.Protect)
 	if err == nil {
-		repairs, err = protect.Enforce(targets, sys.Protect, true)
+		repairs, err = protect.Enforce(targets, sys.Protect, protect.Adopting)
 	}
 	if err == nil {
 		return warnings, repairs, nil
@@ -99,7 +111,9 @@ func Install(c service.Config, logDir string, targets []protect.Target, sys Syst
 		err, logDir, cli)
 }
 
-// Status says whether the service is installed and running, and lists the
+// Status says whether the service is installed and running, whether the
+// running service is connected to cloudcore and, if not, why (the status
+// the node records beside logFile, reconnect.Status), and lists the
 // non-empty panic logs beside logFile, each with its size and time: a
 // service that crashed and was restarted by its recovery actions looks
 // healthy otherwise.
@@ -110,6 +124,25 @@ func Status(name, logFile string, sys System) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", name, st)
+	if env := proxyenv.Of(st.Environment); len(env) > 0 {
+		// join's --proxy, as the service manager gives it the process;
+		// a proxy password is never shown.
+		fmt.Fprintf(&b, "environment: %s\n", strings.Join(env, " "))
+	}
+	if st.State == service.Running && sys.ReadFile != nil {
+		hub, ok, err := reconnect.ReadStatus(sys.ReadFile, reconnect.StatusPath(sys.GOOS, logFile))
+		switch {
+		case errors.Is(err, fs.ErrPermission):
+			fmt.Fprintf(&b, "cloud: %s is open to Administrators only; to see whether the node is connected, %s\n",
+				filepath.Dir(logFile), elevate("service status"))
+		case err != nil:
+			fmt.Fprintf(&b, "cloud: cannot tell: %v\n", err)
+		case ok:
+			if d := hub.Describe(st.ProcessID, sys.Now()); d != "" {
+				fmt.Fprintf(&b, "cloud: %s\n", d)
+			}
+		}
+	}
 	found, err := sys.PanicLogs(logFile)
 	switch {
 	case errors.Is(err, fs.ErrPermission):

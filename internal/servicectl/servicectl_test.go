@@ -14,6 +14,8 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/protect/protecttest"
+	"github.com/kubeedge-windows/edgecore/internal/reconnect"
 	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
@@ -96,7 +98,8 @@ func (h *host) system() System {
 				}
 				return acl.ParseSDDL(s)
 			},
-			Restrict: func(dir string) error {
+			List: protecttest.List(h.exists),
+			Restrict: func(dir string, _ func(string) bool) error {
 				h.calls = append(h.calls, "restrict "+dir)
 				return h.restrictErr
 			},
@@ -423,4 +426,70 @@ func TestInstallRefusesAnExecutableUnderADirectoryOthersMayRename(t *testing.T) 
 			}
 		})
 	}
+}
+
+// `service install` takes the node's folders over as join does: every
+// entry below them is judged before the service is installed, and a
+// link, a hard link or what another account owns is refused, named.
+func TestInstallRefusesPlantedEntriesBelowTheNodesFolders(t *testing.T) {
+	for _, planted := range []string{`C:\etc\kubeedge\config\upgrade.yaml`, `C:\etc\kubeedge\backup\v2099.1.1\edgecore.exe`} {
+		h := &host{}
+		h.exists()[planted] = "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)"
+		_, _, err := Install(serviceConfig(), logDir, targets, h.system())
+		mustContain(t, "error", fmt.Sprint(err), "is owned by S-1-5-21-1-2-3-1001", "(in C:\\etc\\kubeedge, the configuration)")
+		if len(h.calls) != 0 {
+			t.Errorf("%s: did %q before refusing", planted, h.calls)
+		}
+	}
+}
+
+// join's proxy shows in status as the service manager holds it, without
+// the proxy's password.
+func TestStatusShowsTheProxyEnvironmentWithoutItsPassword(t *testing.T) {
+	h := &host{status: service.Status{Installed: true, State: service.Running, StartType: service.StartAutomatic, ProcessID: 7,
+		Environment: []string{"HTTP_PROXY=http://edge:pr0xy@proxy.example:3128", "HTTPS_PROXY=http://edge:pr0xy@proxy.example:3128",
+			"NO_PROXY=localhost,127.0.0.1,::1,10.244.2.0/24", "OTHER=x"}}}
+	out, err := Status("edgecore", filepath.Join(t.TempDir(), "edgecore.log"), h.system())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "status", out, "environment: HTTPS_PROXY=http://***@proxy.example:3128 HTTP_PROXY=http://***@proxy.example:3128 NO_PROXY=localhost,127.0.0.1,::1,10.244.2.0/24\n")
+	if strings.Contains(out, "pr0xy") || strings.Contains(out, "OTHER") {
+		t.Errorf("status shows the password or another variable:\n%s", out)
+	}
+}
+
+// A running service says whether it is connected to cloudcore and, when
+// it waits, why; a status another process wrote is not shown.
+func TestStatusSaysWhyTheNodeIsNotConnected(t *testing.T) {
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "edgecore.log")
+	since := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	write := func(s reconnect.Status) {
+		if err := os.WriteFile(reconnect.StatusPath("linux", logFile), s.Encode(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &host{status: service.Status{Installed: true, State: service.Running, StartType: service.StartAutomatic, ProcessID: 4242}}
+	sys := h.system()
+	sys.GOOS, sys.ReadFile, sys.Now = "linux", os.ReadFile, func() time.Time { return since.Add(90 * time.Second) }
+
+	write(reconnect.Status{PID: 4242, Since: since, Waiting: "waiting for the node's certificates: cloudcore's certificate port does not answer: dial tcp 10.0.0.1:10002: connection refused"})
+	out, err := Status("edgecore", logFile, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "status", out, "cloud: not connected to cloudcore since 2026-11-27T08:00:00Z (1m30s ago): waiting for the node's certificates", "connection refused")
+
+	write(reconnect.Status{PID: 4242, Connected: true, Since: since})
+	out, _ = Status("edgecore", logFile, sys)
+	mustContain(t, "status", out, "cloud: connected to cloudcore since 2026-11-27T08:00:00Z")
+
+	write(reconnect.Status{PID: 99, Since: since, Waiting: "of an earlier run"})
+	if out, _ = Status("edgecore", logFile, sys); strings.Contains(out, "cloud:") {
+		t.Errorf("a status of another process is shown:\n%s", out)
+	}
+	sys.ReadFile = func(string) ([]byte, error) { return nil, fs.ErrPermission }
+	out, _ = Status("edgecore", logFile, sys)
+	mustContain(t, "status", out, "cloud: "+dir+" is open to Administrators only", `"Run as administrator"`)
 }

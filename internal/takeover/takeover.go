@@ -37,6 +37,19 @@
 //     removes C:\etc\kubeedge, C:\var\log\kubeedge, C:\var\lib\kubeedge,
 //     C:\var\lib\edged and C:\usr\local\bin.
 //
+// Before anything is trusted, the host is judged by reading it only: the
+// version of the binary the service runs is read from the file
+// (version.OfFile), never by running it; every entry of the node's
+// folders must be one keadm and upstream's edgecore leave (keadm.go), or
+// the takeover is refused naming it; and the ACL checks that restricting
+// would make are made. A dry run stops there and runs nothing.
+//
+// C:\usr\local\bin, keadm's folder of the binary, inherits C:\'s ACL,
+// under which every user may add files (a DLL the service would load):
+// once its only entry is found to be keadm's edgecore.exe, it is
+// restricted like the node's other folders (keadm's reset removes it
+// whole, so it holds nothing else of the host's).
+//
 // The takeover is a plan of steps (package steps), like join: each says
 // what it does; a failure undoes the steps done. Its last step is an
 // upgrade journal (upgrade.Adopt), so the binary, configuration and
@@ -50,10 +63,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
@@ -61,6 +76,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
+	"github.com/kubeedge-windows/edgecore/internal/version"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -72,6 +88,10 @@ type Options struct {
 	Timeout time.Duration
 	// DryRun prints what would be done and changes nothing.
 	DryRun bool
+	// Token, when given, is a join token (`keadm gettoken`) with which
+	// the node applies for a new certificate and key at its first start
+	// with this build: keadm left the old key readable by every user.
+	Token string
 	// Executable is this edgecore.exe, which replaces keadm's; Host the
 	// machine.
 	Executable string
@@ -90,6 +110,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceName, "service", o.ServiceName, "The service upstream's keadm installed")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the node has, after this build starts, to connect to cloudcore and be Ready before everything is put back")
 	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Print what takeover would keep and change, and change nothing")
+	fs.StringVar(&o.Token, "token", o.Token, "A token from `keadm gettoken`: the node applies for a new certificate and key with it at its first start with this build, "+
+		"since keadm left the old key readable by every user; the old ones are removed once the node is Ready with the new ones, and put back if it is not")
 }
 
 // Complete fills in the host, its layout and this program's path from d.
@@ -112,6 +134,11 @@ func (o Options) Validate() error {
 	if o.Timeout <= 0 {
 		errs = append(errs, fmt.Sprintf("--timeout %v: give how long to wait for the node to be Ready, for example 3m", o.Timeout))
 	}
+	if o.Token != "" {
+		if err := config.CheckJoinToken(field.NewPath("--token"), strings.TrimSpace(o.Token)); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
 	if o.Executable != "" && !ospath.IsAbs(o.Host.GOOS, o.Executable) {
 		errs = append(errs, fmt.Sprintf("this program's path %q is not absolute: run it by its full path", o.Executable))
 	}
@@ -123,16 +150,22 @@ func (o Options) Validate() error {
 
 // System is what the takeover reads and changes on the host; tests pass
 // recording fakes.
+//
+// Nothing in it runs a program of the host: the keadm host is judged
+// before anything of it is trusted, and a dry run changes and runs
+// nothing.
 type System struct {
 	Services deps.Services
-	// ReadFile reads a file; Exists says whether a path exists.
+	// ReadFile reads a file; Exists says whether a path exists; ReadDir
+	// lists a folder without following links (os.ReadDir).
 	ReadFile func(path string) ([]byte, error)
 	Exists   func(path string) (bool, error)
+	ReadDir  func(path string) ([]fs.DirEntry, error)
 	Elevated func() (bool, error)
 	Protect  protect.Host
-	// VersionOf asks a binary for this release line's version; upstream's
-	// edgecore does not answer it.
-	VersionOf func(exe string) (string, error)
+	// Stamp reads which edgecore a binary is and its version from the
+	// file (version.OfFile), without running it.
+	Stamp func(exe string) (version.Stamp, error)
 	// Adopt carries out the replacement as an upgrade journal
 	// (upgrade.Adopt on the host's Env).
 	Adopt func(ctx context.Context, out io.Writer, a upgrade.Adoption) (upgrade.Result, error)
@@ -147,7 +180,11 @@ type Takeover struct {
 	sys     System
 	goos    string
 	in      upgrade.Installed
+	stamp   version.Stamp
 	adopted *config.Adoption
+	// retire are the certificate and key moved aside for new ones
+	// (Options.Token).
+	retire []string
 	// oldLine and newLine are the service's command line before and after.
 	oldLine, newLine string
 	certs            []string
@@ -197,20 +234,30 @@ func New(o Options, sys System) (*Takeover, error) {
 			if err != nil {
 				return "", err
 			}
-			if t.adopted, err = config.Adopt(raw, o.Host); err != nil {
+			if t.adopted, err = config.Adopt(raw, o.Host, strings.TrimSpace(o.Token)); err != nil {
 				return "", steps.WithFix(fmt.Errorf("the configuration %s: %w", path, err),
 					"correct the field named above in "+path+" (keadm's edgecore keeps running meanwhile), then run takeover again")
 			}
 			return t.adopted.Config.DataBase.DataSource, nil
 		},
-		VersionOf: sys.VersionOf,
+		// Upstream's edgecore has no version of this release line; the
+		// journal names it by FromLabel.
+		VersionOf: func(string) (string, error) { return "", nil },
 	}
 	e := upgrade.Env{GOOS: goos, Services: sys.Services}
 	if t.in, err = upgrade.FindInstalled(e, facts, o.ServiceName); err != nil {
 		return nil, err
 	}
-	if t.in.Version == sys.Version && len(t.adopted.Changes) == 0 {
-		return nil, fmt.Errorf("the service %q already runs this build (%s) with %s: there is nothing to take over", o.ServiceName, t.in.Version, t.in.ConfigFile)
+	// What the service runs, read from the file: running it would be
+	// trusting it, and upstream's edgecore has no version command (it
+	// would start a second node on the live database).
+	if t.stamp, err = sys.Stamp(t.in.Executable); err != nil {
+		return nil, steps.WithFix(fmt.Errorf("the service %q runs %s, which is not upstream's edgecore: %w", o.ServiceName, t.in.Executable, err),
+			"takeover moves a node keadm joined; check what the service runs (`sc.exe qc "+o.ServiceName+"`)")
+	}
+	if t.stamp.Program == version.ProgramThis {
+		return nil, steps.WithFix(fmt.Errorf("the service %q already runs %s (%s): there is nothing to take over", o.ServiceName, t.stamp, t.in.ConfigFile),
+			"to change its version use `"+config.ExecutableName(goos)+" upgrade` or `rollback`")
 	}
 	c := t.adopted.Config
 	hub := c.Modules.EdgeHub
@@ -239,16 +286,65 @@ func New(o Options, sys System) (*Takeover, error) {
 		if !ospath.Same(goos, lf, l.LogFile) {
 			svc.Args = append(svc.Args, "--log-file", lf)
 		}
-		l.LogDir = ospath.Dir(goos, lf)
+		l.LogDir, l.LogFile = ospath.Dir(goos, lf), lf
 	}
 	if t.newLine, err = svc.CommandLine(); err != nil {
 		return nil, err
 	}
 	files := protect.ConfigFiles(t.in.ConfigFile, upgrade.SettingsPath(goos, t.in.ConfigFile))
-	if t.protected, err = protect.Targets(c, l, t.in.Executable, files...); err != nil {
+	binDir, exe := ospath.Dir(goos, t.in.Executable), t.in.Executable
+	if ospath.Same(goos, binDir, keadmBinDir(o.Host)) {
+		// keadm's own folder, which its reset removes whole: restricted
+		// like the node's other folders, since C:\'s ACL lets every user
+		// add files to it (a DLL there is loaded by the service), once
+		// its entries are found to be keadm's (below).
+		files = append(files, protect.Target{What: "keadm's folder of the edgecore.exe the service runs", Path: binDir, Restrict: true},
+			protect.Target{What: "the edgecore.exe the service runs", Path: exe, File: true})
+		exe = ""
+	}
+	if t.protected, err = protect.Targets(c, l, exe, files...); err != nil {
 		return nil, err
 	}
+	// Every folder the running node's configuration names is that node's
+	// (keadm or upstream's edgecore made it), wherever it is: it is taken
+	// over once its entries are judged (protect's owners, then keadm's
+	// allow-list below), not refused as someone else's folder.
+	for i := range t.protected {
+		if t.protected[i].Restrict && !t.protected[i].File {
+			t.protected[i].Own = true
+		}
+	}
+	// What restricting would refuse is refused here, a dry run included:
+	// the check reads and changes nothing.
+	if err := protect.Check(t.protected, sys.Protect, protect.Adopting); err != nil {
+		return nil, err
+	}
+	// Nothing planted is taken over: every entry of the node's folders
+	// must be what keadm and upstream's edgecore leave.
+	roots := append(protect.Restricted(t.protected), binDir)
+	lv := keadmLeaves(c, l, t.in.Executable, t.in.ConfigFile, l.LogFile)
+	strays, err := lv.walk(roots, sys.ReadDir)
+	if err != nil {
+		return nil, err
+	}
+	if len(strays) > 0 {
+		se := &StrayError{Strays: strays}
+		return nil, steps.WithFix(se, se.Fix())
+	}
+	if o.Token != "" {
+		t.retire = []string{hub.TLSCertFile, hub.TLSPrivateKeyFile}
+	}
 	return t, nil
+}
+
+// keadmBinDir is the folder keadm puts edgecore.exe in
+// (constants.KubeEdgeUsrBinPath of upstream's api for Windows).
+func keadmBinDir(h config.Host) string {
+	drive := h.SystemDrive
+	if drive == "" {
+		drive = config.DefaultSystemDrive
+	}
+	return ospath.Join(h.GOOS, drive, "usr", "local", "bin")
 }
 
 // The steps of a takeover.
@@ -265,8 +361,8 @@ func (t *Takeover) Plan() steps.Plan {
 	return steps.Plan{Verb: "takeover", Steps: []steps.Step{
 		{
 			Name: stepRead,
-			Description: fmt.Sprintf("node %s: keep its name, its certificates %s, its database %s and its running containers; in %s change %s",
-				t.NodeName(), strings.Join(t.certs, ", "), in.DataSource, in.ConfigFile, t.changes()),
+			Description: fmt.Sprintf("the service runs %s, %s%s; node %s: keep its name, its certificates %s, its database %s and its running containers; in %s change %s",
+				in.Executable, t.stamp, t.stampFrom(), t.NodeName(), strings.Join(t.certs, ", "), in.DataSource, in.ConfigFile, t.changes()),
 			Do: t.read,
 		},
 		steps.Elevated("takeover", t.sys.Elevated),
@@ -285,12 +381,21 @@ func (t *Takeover) Plan() steps.Plan {
 		},
 		{
 			Name: stepReplace,
-			Description: fmt.Sprintf("stop the service; back up %s, %s and %s; put %s in place of %s and the changed configuration in place of %s; "+
+			Description: fmt.Sprintf("stop the service; back up %s, %s and %s; put %s in place of %s and the changed configuration in place of %s; %s"+
 				"start the service and wait up to %v for the hub connection and the node's Ready status; on failure put the backup back and start keadm's edgecore again",
-				in.Executable, in.ConfigFile, in.DataSource, t.o.Executable, in.Executable, in.ConfigFile, t.o.Timeout),
+				in.Executable, in.ConfigFile, in.DataSource, t.o.Executable, in.Executable, in.ConfigFile, t.rotation(), t.o.Timeout),
 			Do: t.replace,
 		},
 	}}
+}
+
+// rotation is what the replacement does to the node's certificate.
+func (t *Takeover) rotation() string {
+	if len(t.retire) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("move %s aside, so that this build applies for a new certificate and key with the token given at its start "+
+		"(they are removed once the node is Ready with new ones, and put back if it is not); ", strings.Join(t.retire, " and "))
 }
 
 // NodeName is the name the node keeps.
@@ -307,12 +412,16 @@ func (t *Takeover) changes() string {
 	return strings.Join(s, " and ")
 }
 
-func (t *Takeover) read(_ context.Context, out io.Writer) error {
-	version := t.in.Version
-	if version == "" {
-		version = "upstream's (it does not tell this release line's version)"
+// stampFrom says where the binary's version was read.
+func (t *Takeover) stampFrom() string {
+	if t.stamp.From == "" {
+		return " (read from the file)"
 	}
-	fmt.Fprintf(out, "the service %q runs %s, version %s, with %s\n", t.o.ServiceName, t.in.Executable, version, t.in.ConfigFile)
+	return " (read from the file: " + t.stamp.From + ")"
+}
+
+func (t *Takeover) read(_ context.Context, out io.Writer) error {
+	fmt.Fprintf(out, "the service %q runs %s, %s%s, with %s\n", t.o.ServiceName, t.in.Executable, t.stamp, t.stampFrom(), t.in.ConfigFile)
 	fmt.Fprintf(out, "node %s; certificates %s exist\n", t.NodeName(), strings.Join(t.certs, ", "))
 	for _, c := range t.adopted.Changes {
 		fmt.Fprintf(out, "%s: written as %s (was %s)\n", c.Field, c.To, c.From)
@@ -372,7 +481,7 @@ const KindTakeover upgrade.Kind = "takeover"
 // and started them, and the earlier steps are undone after it.
 func (t *Takeover) replace(ctx context.Context, out io.Writer) error {
 	r, err := t.sys.Adopt(ctx, out, upgrade.Adoption{
-		Installed: t.in, FromLabel: FromLabel, Binary: t.o.Executable, Config: t.adopted.Data, Timeout: t.o.Timeout,
+		Installed: t.in, FromLabel: FromLabel, Binary: t.o.Executable, Config: t.adopted.Data, Timeout: t.o.Timeout, Retire: t.retire,
 	})
 	if err != nil {
 		return err
@@ -421,6 +530,10 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 		return err
 	}
 	fmt.Fprintf(out, "Node %s runs this build as the service %q, with its certificates, database and containers.\n", t.NodeName(), o.ServiceName)
+	if len(t.retire) == 0 {
+		fmt.Fprintf(out, "keadm left the node's key and database readable by every user of this host: treat the key and the Secrets cached in the database as known, "+
+			"and rotate the certificate (docs/from-keadm.md, \"Rotate the certificate\"); takeover --token does it in the same step.\n")
+	}
 	fmt.Fprintf(out, "keadm's binary, configuration and database are kept in the backup: `%s rollback` goes back to them.\n", exe)
 	return nil
 }

@@ -81,6 +81,17 @@ func backup(e Env, j *Journal, version string, out io.Writer) (*BackupInfo, erro
 	}
 	b := &BackupInfo{Version: version, Created: e.Clock.Now().UTC(), Executable: j.Executable,
 		ConfigFile: j.ConfigFile, DataSource: j.DataSource, Files: map[string]string{}}
+	// The node's index lists the backup before anything is copied (as
+	// being made), and pins its description once it is complete.
+	ix, err := loadIndex(e)
+	if err != nil {
+		return nil, err
+	}
+	en := indexEntry{Name: ospath.Base(e.GOOS, dir), Version: version, Created: b.Created, DataSource: j.DataSource}
+	ix.put(e, en)
+	if err := saveIndex(e, ix); err != nil {
+		return nil, err
+	}
 	if j.Runtime != nil && j.Kind == KindUpgrade {
 		// The runtime's folder as it was, beside the node's files.
 		if err := e.FS.MkdirAll(ospath.Join(e.GOOS, dir, runtimeBackupDir)); err != nil {
@@ -127,6 +138,11 @@ func backup(e Env, j *Journal, version string, out io.Writer) (*BackupInfo, erro
 	if err := e.FS.WriteFile(info, data); err != nil {
 		return nil, fmt.Errorf("write %s: %w", info, err)
 	}
+	en.Info = digest(data)
+	ix.put(e, en)
+	if err := saveIndex(e, ix); err != nil {
+		return nil, err
+	}
 	if err := e.Restrict(e.Paths.BackupRoot); err != nil {
 		return nil, fmt.Errorf("restrict %s to SYSTEM and Administrators: %w", e.Paths.BackupRoot, err)
 	}
@@ -134,10 +150,30 @@ func backup(e Env, j *Journal, version string, out io.Writer) (*BackupInfo, erro
 	return b, nil
 }
 
-// readBackup reads a backup's description and checks every file against
-// it, so that a rollback never starts from a damaged backup.
+// readBackup reads a backup the node's index lists, checks its
+// description against the index and every file against the description,
+// so that a rollback never starts from a damaged backup or from one the
+// node did not make. The backup's time is the index's.
 func readBackup(e Env, dir string) (*BackupInfo, error) {
+	ix, err := loadIndex(e)
+	if err != nil {
+		return nil, err
+	}
+	return readIndexed(e, ix, dir)
+}
+
+func readIndexed(e Env, ix *backupIndex, dir string) (*BackupInfo, error) {
+	en := ix.entry(e, dir)
+	if en == nil {
+		return nil, notIndexed(e, dir)
+	}
+	if en.Config {
+		return nil, fmt.Errorf("%s is a configuration job's backup of the configuration only, not a version to go back to", dir)
+	}
 	path := ospath.Join(e.GOOS, dir, backupInfoFile)
+	if en.Info == "" {
+		return nil, fmt.Errorf("%s has no complete backup (it was interrupted before its %s was written)", dir, backupInfoFile)
+	}
 	data, err := e.FS.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s has no complete backup (no %s)", dir, backupInfoFile)
@@ -145,10 +181,15 @@ func readBackup(e Env, dir string) (*BackupInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if digest(data) != en.Info {
+		return nil, fmt.Errorf("%s is not the description the node wrote (its index %s has another checksum): the backup is damaged or was replaced, and is not restored",
+			path, e.Paths.BackupIndex)
+	}
 	var b BackupInfo
 	if err := json.Unmarshal(data, &b); err != nil {
 		return nil, fmt.Errorf("%s is damaged: %w", path, err)
 	}
+	b.Created = en.Created
 	exe := config.ExecutableName(e.GOOS)
 	if b.Files[exe] == "" || b.Files[backupConfig] == "" {
 		return nil, fmt.Errorf("%s lists no %s or %s", path, exe, backupConfig)
@@ -172,11 +213,22 @@ func readBackup(e Env, dir string) (*BackupInfo, error) {
 func (d *driver) restore(b *BackupInfo) error {
 	e, j := d.e, d.j
 	dir := j.Backup
+	// Nothing is deleted or overwritten but what the backup was made
+	// of: the backup's description is pinned by the node's index, the
+	// journal's paths are not.
+	for _, p := range []struct{ field, journal, backup string }{
+		{"executable", j.Executable, b.Executable}, {"configFile", j.ConfigFile, b.ConfigFile}, {"dataSource", j.DataSource, b.DataSource},
+	} {
+		if !ospath.Same(e.GOOS, p.journal, p.backup) {
+			return fmt.Errorf("the upgrade journal's %s is %s, but the backup %s was made of %s: nothing is restored over a file the backup did not come from; "+
+				"fix: restore the backup's files by hand where they belong, then delete %s", p.field, p.journal, dir, p.backup, e.Paths.Journal)
+		}
+	}
 	if err := d.placeBinary(ospath.Join(e.GOOS, dir, config.ExecutableName(e.GOOS)), b.Files[config.ExecutableName(e.GOOS)]); err != nil {
 		return err
 	}
 	d.printf("restored %s\n", j.Executable)
-	if err := e.FS.CopyFile(ospath.Join(e.GOOS, dir, backupConfig), j.ConfigFile); err != nil {
+	if err := e.FS.CopyPrivate(ospath.Join(e.GOOS, dir, backupConfig), j.ConfigFile); err != nil {
 		return fmt.Errorf("restore %s: %w", j.ConfigFile, err)
 	}
 	d.printf("restored %s\n", j.ConfigFile)
@@ -190,12 +242,15 @@ func (d *driver) restore(b *BackupInfo) error {
 			return fmt.Errorf("remove %s, which the backup did not have: %w", j.DataSource, err)
 		}
 		d.printf("removed %s (there was none before)\n", j.DataSource)
-		return d.restoreRuntimeOf(b)
+	} else {
+		if err := e.FS.CopyFile(ospath.Join(e.GOOS, dir, backupDB), j.DataSource); err != nil {
+			return fmt.Errorf("restore %s: %w", j.DataSource, err)
+		}
+		d.printf("restored %s\n", j.DataSource)
 	}
-	if err := e.FS.CopyFile(ospath.Join(e.GOOS, dir, backupDB), j.DataSource); err != nil {
-		return fmt.Errorf("restore %s: %w", j.DataSource, err)
+	if err := d.unretire(); err != nil {
+		return err
 	}
-	d.printf("restored %s\n", j.DataSource)
 	return d.restoreRuntimeOf(b)
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -225,9 +226,14 @@ func Rollback(ctx context.Context, out io.Writer, e Env, f Facts, o RollbackOpti
 
 // chooseBackup picks the backup a rollback restores: the version given,
 // else the one the last successful upgrade moved away from, else the
-// newest complete backup of a version other than the running one. Every
-// candidate is verified file by file.
+// newest complete backup of a version other than the running one, by the
+// time the node's index of backups gives it. Only backups the index lists
+// are candidates, and every candidate is verified file by file.
 func chooseBackup(e Env, running, want string) (string, *BackupInfo, error) {
+	ix, err := loadIndex(e)
+	if err != nil {
+		return "", nil, err
+	}
 	if want != "" {
 		// A version, never a path: --to ..\..\x would restore a
 		// "backup" from anywhere.
@@ -235,20 +241,16 @@ func chooseBackup(e Env, running, want string) (string, *BackupInfo, error) {
 			return "", nil, fmt.Errorf("%w: give the version of a backup in %s, e.g. --to v0.1.0", err, e.Paths.BackupRoot)
 		}
 		dir := e.Paths.Backup(want)
-		b, err := readBackup(e, dir)
+		b, err := readIndexed(e, ix, dir)
 		if err != nil {
 			return "", nil, fmt.Errorf("%s %s: %w", flagVersion, want, err)
 		}
 		return dir, b, nil
 	}
 	if j, err := loadJournal(e); err == nil && j != nil && j.Done() && j.Kind == KindUpgrade && j.Outcome == OutcomeSuccess && j.From != running {
-		if b, err := readBackup(e, j.Backup); err == nil {
+		if b, err := readIndexed(e, ix, j.Backup); err == nil {
 			return j.Backup, b, nil
 		}
-	}
-	entries, err := e.FS.ReadDir(e.Paths.BackupRoot)
-	if err != nil && !isNotExist(err) {
-		return "", nil, err
 	}
 	type cand struct {
 		dir string
@@ -256,10 +258,12 @@ func chooseBackup(e Env, running, want string) (string, *BackupInfo, error) {
 	}
 	var cands []cand
 	var damaged []string
-	for _, de := range entries {
-		n := de.Name()
-		dir := ospath.Join(e.GOOS, e.Paths.BackupRoot, n)
-		b, err := readBackup(e, dir)
+	for _, en := range ix.Backups {
+		if en.Config {
+			continue
+		}
+		dir := ospath.Join(e.GOOS, e.Paths.BackupRoot, en.Name)
+		b, err := readIndexed(e, ix, dir)
 		if err != nil {
 			damaged = append(damaged, err.Error())
 			continue
@@ -273,10 +277,30 @@ func chooseBackup(e Env, running, want string) (string, *BackupInfo, error) {
 		if len(damaged) > 0 {
 			msg += fmt.Sprintf(" (unusable: %v)", damaged)
 		}
+		if strays := unindexedDirs(e, ix); len(strays) > 0 {
+			msg += fmt.Sprintf(" (not made by this node, so never restored: %s)", strings.Join(strays, ", "))
+		}
 		return "", nil, errors.New(msg + ": upgrade makes one; to go to another version, use `edgecore.exe upgrade --package <zip> --allow-downgrade`")
 	}
 	sort.Slice(cands, func(a, b int) bool { return cands[a].b.Created.After(cands[b].b.Created) })
 	return cands[0].dir, cands[0].b, nil
+}
+
+// unindexedDirs are the directories in the backup root the node's index
+// does not list.
+func unindexedDirs(e Env, ix *backupIndex) []string {
+	entries, err := e.FS.ReadDir(e.Paths.BackupRoot)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, de := range entries {
+		dir := ospath.Join(e.GOOS, e.Paths.BackupRoot, de.Name())
+		if ix.entry(e, dir) == nil {
+			out = append(out, dir)
+		}
+	}
+	return out
 }
 
 // Staged is a verified package whose binary waits in the staging

@@ -440,16 +440,6 @@ func TestFetchTimesOut(t *testing.T) {
 	}
 }
 
-func TestParseVersionOutput(t *testing.T) {
-	v, err := parseVersionOutput([]byte("edgecore for Windows v0.2.0\r\n  KubeEdge:   v1.20.0 (patched)\n"))
-	if err != nil || v != "v0.2.0" {
-		t.Errorf("%q %v", v, err)
-	}
-	if _, err := parseVersionOutput([]byte("Usage: foo")); err == nil {
-		t.Error("accepted other output")
-	}
-}
-
 // utf16LE is s as Windows PowerShell 5.1 writes text files: UTF-16
 // little-endian after a byte-order mark.
 func utf16LE(s string) string {

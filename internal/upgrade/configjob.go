@@ -98,7 +98,7 @@ func (d *driver) configure(ctx context.Context) Result {
 	if got, err := e.FS.SHA256(j.Staged); err != nil || got != j.StagedSHA256 {
 		return d.rollback(fmt.Sprintf("the staged configuration %s changed on disk since it was checked (%v)", j.Staged, err))
 	}
-	if err := e.FS.CopyFile(j.Staged, j.ConfigFile); err != nil {
+	if err := e.FS.CopyPrivate(j.Staged, j.ConfigFile); err != nil {
 		return d.rollback(fmt.Sprintf("write %s: %v", j.ConfigFile, err))
 	}
 	d.printf("%s replaced\n", j.ConfigFile)
@@ -119,6 +119,15 @@ func backupConfigFile(e Env, j *Journal) error {
 	if err := e.FS.Remove(info); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", info, err)
 	}
+	ix, err := loadIndex(e)
+	if err != nil {
+		return err
+	}
+	en := indexEntry{Name: ospath.Base(e.GOOS, j.Backup), Version: j.From, Created: e.Clock.Now().UTC(), Config: true}
+	ix.put(e, en)
+	if err := saveIndex(e, ix); err != nil {
+		return err
+	}
 	sum, err := e.FS.SHA256(j.ConfigFile)
 	if err != nil {
 		return fmt.Errorf("back up %s: %w", j.ConfigFile, err)
@@ -130,13 +139,18 @@ func backupConfigFile(e Env, j *Journal) error {
 	if got, err := e.FS.SHA256(dst); err != nil || got != sum {
 		return fmt.Errorf("the copy %s differs from %s (%v): check the disk, then try again", dst, j.ConfigFile, err)
 	}
-	data, err := json.MarshalIndent(BackupInfo{Version: j.From, Created: e.Clock.Now().UTC(), ConfigFile: j.ConfigFile,
+	data, err := json.MarshalIndent(BackupInfo{Version: j.From, Created: en.Created, ConfigFile: j.ConfigFile,
 		Files: map[string]string{backupConfig: sum}}, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := e.FS.WriteFile(info, data); err != nil {
 		return fmt.Errorf("write %s: %w", info, err)
+	}
+	en.Info = digest(data)
+	ix.put(e, en)
+	if err := saveIndex(e, ix); err != nil {
+		return err
 	}
 	if err := e.Restrict(e.Paths.BackupRoot); err != nil {
 		return fmt.Errorf("restrict %s to SYSTEM and Administrators: %w", e.Paths.BackupRoot, err)
@@ -148,19 +162,33 @@ func backupConfigFile(e Env, j *Journal) error {
 // against its description. The service is stopped.
 func (d *driver) restoreConfig() error {
 	e, j := d.e, d.j
+	ix, err := loadIndex(e)
+	if err != nil {
+		return err
+	}
+	en := ix.entry(e, j.Backup)
+	if en == nil || !en.Config {
+		return notIndexed(e, j.Backup)
+	}
 	data, err := e.FS.ReadFile(ospath.Join(e.GOOS, j.Backup, configBackupInfo))
 	if err != nil {
 		return fmt.Errorf("%s holds no complete configuration backup: %w", j.Backup, err)
+	}
+	if digest(data) != en.Info {
+		return fmt.Errorf("the description of the configuration backup in %s is not the one the node wrote (its index %s has another checksum): it is not restored", j.Backup, e.Paths.BackupIndex)
 	}
 	var b BackupInfo
 	if err := json.Unmarshal(data, &b); err != nil || b.Files[backupConfig] == "" {
 		return fmt.Errorf("the description of the configuration backup in %s is damaged (%v)", j.Backup, err)
 	}
+	if !ospath.Same(e.GOOS, b.ConfigFile, j.ConfigFile) {
+		return fmt.Errorf("the upgrade journal's configFile is %s, but the backup %s was made of %s: it is not restored over another file", j.ConfigFile, j.Backup, b.ConfigFile)
+	}
 	src := ospath.Join(e.GOOS, j.Backup, backupConfig)
 	if got, err := e.FS.SHA256(src); err != nil || got != b.Files[backupConfig] {
 		return fmt.Errorf("the configuration backup %s does not match its description (%v): the backup is damaged", src, err)
 	}
-	if err := e.FS.CopyFile(src, j.ConfigFile); err != nil {
+	if err := e.FS.CopyPrivate(src, j.ConfigFile); err != nil {
 		return fmt.Errorf("restore %s: %w", j.ConfigFile, err)
 	}
 	d.printf("restored %s\n", j.ConfigFile)

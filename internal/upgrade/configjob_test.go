@@ -49,6 +49,11 @@ func TestConfigUpdateAppliesAndIsReported(t *testing.T) {
 		t.Fatalf("%+v\n%s", r, out)
 	}
 	h.must(t, h.config, "config with maxPods 60")
+	// Written for SYSTEM and Administrators from its first byte, not
+	// with its folder's ACL until the next start.
+	if src := h.fs.private[key(h.config)]; src == "" {
+		t.Errorf("%s was not written as a private file", h.config)
+	}
 	h.must(t, h.exe, oldBin)
 	j := h.journal(t)
 	h.must(t, j.Backup+`\edgecore.yaml`, oldConfig)
@@ -72,6 +77,10 @@ func TestConfigUpdateThatDoesNotStartIsRolledBack(t *testing.T) {
 		t.Fatalf("%+v\n%s", r, out)
 	}
 	h.must(t, h.config, oldConfig)
+	// Put back from the backup as a private file too.
+	if j := h.journal(t); h.fs.private[key(h.config)] != j.Backup+`\edgecore.yaml` {
+		t.Errorf("%s was last written privately from %q, want the backup", h.config, h.fs.private[key(h.config)])
+	}
 	h.must(t, h.exe, oldBin)
 	h.must(t, h.db, oldDB)
 	if st, _ := h.svc.Query("edgecore"); st.State != service.Running {

@@ -2,6 +2,8 @@ package upgrade
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,10 +43,27 @@ type Waiting struct {
 }
 
 // confirmation is what `edgecore.exe upgrade confirm` writes: the job it
-// confirms, so that it never confirms a job that came after it.
+// confirms, by its name, the version it goes to and the digest of its
+// spec, so that it never confirms another job, nor one of the same name
+// that the cloud sent again with another version or spec between the
+// operator's look and the confirmation.
 type confirmation struct {
-	Job string    `json:"job"`
-	At  time.Time `json:"at"`
+	Job        string    `json:"job"`
+	Version    string    `json:"version"`
+	SpecDigest string    `json:"specDigest"`
+	At         time.Time `json:"at"`
+}
+
+// SpecDigest is the SHA-256 of the job's spec as the cloud sent it, as
+// `upgrade confirm` shows it and the confirmation records it.
+func (w Waiting) SpecDigest() string {
+	d := sha256.Sum256(w.Spec)
+	return "sha256:" + hex.EncodeToString(d[:])
+}
+
+// confirms reports whether c is the confirmation of w.
+func (c confirmation) confirms(w Waiting) bool {
+	return c.Job == w.Job && c.Version == w.Version && c.SpecDigest == w.SpecDigest()
 }
 
 // Wait records w as the job that waits for confirmation. A job already
@@ -97,7 +116,7 @@ func Confirm(e Env, job string) (Waiting, error) {
 		return Waiting{}, &config.InvalidError{What: "upgrade confirm options", Errs: field.ErrorList{
 			field.Invalid(field.NewPath(flagJob), job, fmt.Sprintf("the job waiting on this node is %s (to %s): give --job %s, or leave --job out", w.Job, w.Version, w.Job))}}
 	}
-	data, err := json.Marshal(confirmation{Job: w.Job, At: e.Clock.Now().UTC()})
+	data, err := json.Marshal(confirmation{Job: w.Job, Version: w.Version, SpecDigest: w.SpecDigest(), At: e.Clock.Now().UTC()})
 	if err != nil {
 		return Waiting{}, err
 	}
@@ -134,9 +153,10 @@ func TakeConfirmation(e Env) (*Waiting, error) {
 		return nil, fmt.Errorf("read %s: %w", e.Paths.Confirmed, err)
 	}
 	var c confirmation
-	if err := json.Unmarshal(data, &c); err != nil || c.Job != w.Job {
-		// Not for this job: Wait removes a confirmation it finds, and
-		// nothing else writes one; the operator confirms again.
+	if err := json.Unmarshal(data, &c); err != nil || !c.confirms(*w) {
+		// Not for this job, this version or this spec: Wait removes a
+		// confirmation it finds, and nothing else writes one; the
+		// operator confirms again.
 		return nil, nil
 	}
 	if err := e.FS.Remove(e.Paths.Waiting); err != nil {
@@ -222,7 +242,7 @@ func ConfirmAndWait(ctx context.Context, out io.Writer, e Env, o ConfirmOptions)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "NodeUpgradeJob %s (to %s, waiting since %s) confirmed.\n", w.Job, w.Version, w.Since.UTC().Format(time.RFC3339))
+	fmt.Fprintf(out, "NodeUpgradeJob %s (to %s, spec %s, waiting since %s) confirmed.\n", w.Job, w.Version, w.SpecDigest(), w.Since.UTC().Format(time.RFC3339))
 	deadline := e.Clock.Now().Add(o.Timeout)
 	for {
 		still, err := LoadWaiting(e)

@@ -70,6 +70,57 @@ func TestNewJobDropsAnEarlierConfirmation(t *testing.T) {
 	}
 }
 
+// A confirmation binds the job's name, version and spec: the cloud that
+// sends a job of the same name again, with another version or spec, while
+// the operator confirms (Wait removes the confirmation only when it comes
+// first) does not get the new one confirmed.
+func TestAConfirmationIsBoundToTheJobsVersionAndSpec(t *testing.T) {
+	for name, change := range map[string]func(w *Waiting){
+		"another version": func(w *Waiting) { w.Version = "v0.3.0" },
+		"another spec": func(w *Waiting) {
+			w.Spec = json.RawMessage(`{"version":"v0.2.0","requireConfirmation":true,"image":"elsewhere"}`)
+		},
+	} {
+		h := newHost(newBin)
+		e := h.env(4000, "v0.1.0")
+		first := waitingJob(h)
+		if err := Wait(e, first); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Confirm(e, first.Job); err != nil {
+			t.Fatal(err)
+		}
+		confirmed, _ := h.fs.get(e.Paths.Confirmed)
+		for _, w := range []string{`"job":"to-v0.2.0"`, `"version":"v0.2.0"`, `"specDigest":"` + first.SpecDigest() + `"`} {
+			if !strings.Contains(confirmed, w) {
+				t.Errorf("%s: the confirmation %s lacks %s", name, confirmed, w)
+			}
+		}
+		// The cloud's new job arrives after the confirmation was
+		// written, as if Wait had lost the race to remove it.
+		second := first
+		change(&second)
+		data, _ := json.Marshal(second)
+		h.fs.put(e.Paths.Waiting, data)
+		if w, err := TakeConfirmation(e); w != nil || err != nil {
+			t.Errorf("%s: taken on the confirmation of the first: %+v %v", name, w, err)
+		}
+		h.fs.put(e.Paths.Waiting, mustJSON(t, first))
+		if w, err := TakeConfirmation(e); w == nil || err != nil {
+			t.Errorf("%s: the confirmed job itself was not taken: %v", name, err)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 func TestWaitingFileThatIsNotAJob(t *testing.T) {
 	h := newHost(newBin)
 	e := h.env(4000, "v0.1.0")
@@ -134,7 +185,7 @@ func TestConfirmAndWait(t *testing.T) {
 	if err := ConfirmAndWait(context.Background(), &out, e, ConfirmOptions{Timeout: 5 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "NodeUpgradeJob to-v0.2.0 (to v0.2.0, waiting since 2026-03-01T10:00:00Z) confirmed.") ||
+	if !strings.Contains(out.String(), "NodeUpgradeJob to-v0.2.0 (to v0.2.0, spec "+waitingJob(h).SpecDigest()+", waiting since 2026-03-01T10:00:00Z) confirmed.") ||
 		!strings.Contains(out.String(), "edgecore took the confirmation") {
 		t.Fatalf("output:\n%s", out.String())
 	}

@@ -207,7 +207,7 @@ func TestPowerCutAtEveryOperation(t *testing.T) {
 					rt := h.svc.rt
 					want, version := pkgSame, "v2.1.4"
 					if success {
-						want, version = tc.runtime, "v2.2.0"
+						want, version = tc.runtime, rtNew["containerd"]
 					}
 					h.wantRuntime(t, want)
 					if rt.st.State != service.Running || rt.running.version != version {

@@ -190,6 +190,9 @@ func (d *driver) upgrade(ctx context.Context) Result {
 	if err := d.placeConfig(); err != nil {
 		return d.rollback(err.Error())
 	}
+	if err := d.retire(); err != nil {
+		return d.rollback(err.Error())
+	}
 	if j.Runtime != nil {
 		if err := d.swapRuntime(); err != nil {
 			return d.rollback(err.Error())
@@ -360,6 +363,9 @@ func (d *driver) finish(o Outcome, reason string) Result {
 	j.Phase, j.Outcome, j.Reason = PhaseDone, o, reason
 	if o != OutcomeFailed {
 		d.cleanup()
+	}
+	if o == OutcomeSuccess && j.Kind == KindUpgrade {
+		d.dropRetired()
 	}
 	d.e.FS.Remove(d.e.Paths.Health)
 	if err := d.save(); err != nil {

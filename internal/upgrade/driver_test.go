@@ -318,7 +318,7 @@ func TestRollbackCommandRestoresTheLastBackup(t *testing.T) {
 	}
 	out.Reset()
 	r = Rollback(context.Background(), &out, h.env(201, "v0.1.0"), h.facts(), RollbackOptions{Version: "v0.0.9", Timeout: time.Minute, Service: "edgecore"})
-	if r.Status != StatusRefused || !strings.Contains(r.Reason, `--to v0.0.9: C:\etc\kubeedge\backup\v0.0.9 has no complete backup`) {
+	if r.Status != StatusRefused || !strings.Contains(r.Reason, `--to v0.0.9: C:\etc\kubeedge\backup\v0.0.9 is not a backup this node made`) {
 		t.Errorf("rollback to a version without backup: %q", r.Line())
 	}
 }

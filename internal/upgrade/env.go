@@ -40,15 +40,26 @@ type Env struct {
 	Services deps.Services
 	Service  string
 	Clock    clock.Clock
-	// Restrict gives a directory tree the ACL of C:\etc\kubeedge
-	// (acl.ApplyTree with acl.DirectorySDDL).
+	// Restrict gives a directory tree the ACL of C:\etc\kubeedge once
+	// every entry in it is judged (protect.Enforce, Adopting).
 	Restrict func(dir string) error
+	// TrustSettings judges the upgrade settings file before it is read
+	// (protect.CheckFile: who owns it, who may change it or rename a
+	// folder above it), since they name where the binary that runs as
+	// SYSTEM comes from, and a --config outside C:\etc\kubeedge puts
+	// them in a folder the node does not restrict whole. HostEnv sets
+	// it; nil, in tests about other things, judges nothing.
+	TrustSettings func(path string) error
 	// Spawn starts exe with args as a process of its own that outlives
 	// this one (and the service), its output appended to logFile, and
 	// returns its process ID.
 	Spawn func(exe string, args []string, logFile string) (int, error)
 	// Alive reports whether a process with this ID runs.
 	Alive func(pid int) bool
+	// ConfigDataSource reads the database a configuration file names,
+	// from a file this build may refuse to run with (keadm's, during a
+	// takeover): what a journal's dataSource is checked against.
+	ConfigDataSource func(configFile string) (string, error)
 	// Runtime is where the container runtime join installs lives; the
 	// zero value leaves the runtime out of upgrades.
 	Runtime RuntimeEnv
@@ -73,6 +84,9 @@ type Paths struct {
 	StateDir string
 	// Journal records the upgrade in progress, or the last one.
 	Journal string
+	// BackupIndex lists the backups the node made (backupIndex): the
+	// only ones it restores.
+	BackupIndex string
 	// Health is written by the edgecore the service runs while an
 	// upgrade is in progress.
 	Health string
@@ -101,6 +115,7 @@ func NewPaths(l config.Layout) Paths {
 		BackupRoot:  l.BackupDir,
 		StateDir:    state,
 		Journal:     ospath.Join(g, state, "journal.json"),
+		BackupIndex: ospath.Join(g, state, backupIndexFile),
 		Health:      ospath.Join(g, state, "health.json"),
 		Waiting:     ospath.Join(g, state, "waiting.json"),
 		Confirmed:   ospath.Join(g, state, "confirmed.json"),

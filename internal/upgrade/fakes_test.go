@@ -63,6 +63,9 @@ type fakeFS struct {
 	// in it written, renamed or removed), by now.
 	mtime map[string]time.Time
 	now   func() time.Time
+	// private are the files written by CopyPrivate, with the file each
+	// was last copied from.
+	private map[string]string
 }
 
 func newFakeFS(o *ops) *fakeFS {
@@ -162,6 +165,19 @@ func (f *fakeFS) CopyFile(src, dst string) error {
 	}
 	f.files[key(dst)] = append([]byte(nil), d...)
 	f.touchParent(dst)
+	return nil
+}
+
+// CopyPrivate is CopyFile, remembering that dst was written for SYSTEM
+// and Administrators only, from src.
+func (f *fakeFS) CopyPrivate(src, dst string) error {
+	if err := f.CopyFile(src, dst); err != nil {
+		return err
+	}
+	if f.private == nil {
+		f.private = map[string]string{}
+	}
+	f.private[key(dst)] = src
 	return nil
 }
 
@@ -618,7 +634,8 @@ func (h *host) env(pid int, version string) Env {
 	}
 	return Env{
 		GOOS: config.Windows, Paths: h.paths, FS: h.fs, Services: h.svc, Service: "edgecore", Clock: h.clock, Runtime: rt,
-		Restrict: func(dir string) error { h.ops.do("restrict " + dir); return nil },
+		ConfigDataSource: func(string) (string, error) { return h.db, nil },
+		Restrict:         func(dir string) error { h.ops.do("restrict " + dir); return nil },
 		Spawn: func(exe string, args []string, log string) (int, error) {
 			h.svc.spawned = append(h.svc.spawned, append([]string{exe}, args...))
 			return 7000 + len(h.svc.spawned), nil

@@ -1,22 +1,18 @@
 package upgrade
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
 	"github.com/kubeedge-windows/edgecore/internal/version"
-	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -31,12 +27,37 @@ func HostEnv(d *deps.Dependencies) Env {
 		Services: d.Services,
 		Service:  service.DefaultName,
 		Clock:    d.Clock,
-		Restrict: func(dir string) error { return acl.ApplyTree(dir, acl.DirectorySDDL) },
-		Spawn:    spawnDetached,
-		Alive:    processAlive,
-		Runtime:  RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
-		PID:      os.Getpid(),
-		Version:  version.Get().Version,
+		// Judged first, as every restriction of the node is: what is
+		// below the backups or the staged packages is re-owned only once
+		// it is known to be SYSTEM's or Administrators'. Folders of the
+		// node's own, in the kubeedge directory: nothing to record.
+		Restrict: func(dir string) error {
+			acls := d.ACLs
+			acls.Record = ""
+			_, err := protect.Enforce([]protect.Target{{What: "the upgrade's backups and staged packages", Path: dir, Restrict: true, Own: true}}, acls, protect.Adopting)
+			return err
+		},
+		TrustSettings: func(path string) error {
+			return protect.CheckFile(d.Host.GOOS, d.ACLs, "the upgrade settings, which name where the binaries that run as SYSTEM come from", path)
+		},
+		Spawn: spawnDetached,
+		Alive: processAlive,
+		ConfigDataSource: func(configFile string) (string, error) {
+			raw, err := d.FS.ReadFile(configFile)
+			if err != nil {
+				return "", err
+			}
+			// Parsed, not validated: the database is where the file
+			// says, whether or not this build would run with the rest.
+			c, err := config.Parse(raw, d.Host)
+			if err != nil {
+				return "", err
+			}
+			return c.DataBase.DataSource, nil
+		},
+		Runtime: RuntimeEnv{Layout: d.Layout, CRI: d.Probes.CRI},
+		PID:     os.Getpid(),
+		Version: version.Get().Version,
 	}
 }
 
@@ -100,24 +121,17 @@ func spawnDetached(exe string, args []string, logFile string) (int, error) {
 	return pid, nil
 }
 
-// versionOf asks an edgecore binary for its version, as `edgecore.exe
-// version` prints it in its first line ("edgecore for Windows v0.1.0").
-// The binary the service runs may be another build than this command.
+// versionOf reads the version of the edgecore binary the service runs
+// from the file (version.OfFile), never by running it: the binary the
+// service runs may be another build than this command, and what a file
+// does when run is up to whoever could change it.
 func versionOf(exe string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, exe, "version").Output()
+	s, err := version.OfFile(exe)
 	if err != nil {
-		return "", fmt.Errorf("run %s version: %w", exe, err)
+		return "", err
 	}
-	return parseVersionOutput(out)
-}
-
-func parseVersionOutput(out []byte) (string, error) {
-	line, _ := bufio.NewReader(bytes.NewReader(out)).ReadString('\n')
-	fields := strings.Fields(line)
-	if len(fields) < 2 || !strings.HasPrefix(line, "edgecore") {
-		return "", fmt.Errorf("unexpected version output %q", strings.TrimSpace(line))
+	if s.Program != version.ProgramThis {
+		return "", fmt.Errorf("%s is %s, not a build of %s", exe, s, version.ProgramThis)
 	}
-	return fields[len(fields)-1], nil
+	return s.Version, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 )
 
@@ -166,7 +167,7 @@ func (js *Jobs) fetch(ctx context.Context, req Request) (st *Staged, err error) 
 			e.FS.Remove(sumsPath)
 		}
 	}()
-	js.Logf("NodeUpgradeJob %s: fetching %s", req.Job.TaskID, redactURL(loc))
+	js.Logf("NodeUpgradeJob %s: fetching %s", req.Job.TaskID, redact.URL(loc))
 	if err := js.Fetch(ctx, loc, zip, release.MaxPackageBytes); err != nil {
 		return nil, err
 	}
@@ -181,13 +182,13 @@ func (js *Jobs) fetch(ctx context.Context, req Request) (st *Staged, err error) 
 			return nil, err
 		}
 		if digest, err = release.SumFor(data, name); err != nil {
-			return nil, fmt.Errorf("%s: %w", redactURL(sumsLoc), err)
+			return nil, fmt.Errorf("%s: %w", redact.URL(sumsLoc), err)
 		}
 	}
 	accept := func(m release.Manifest) error {
 		if m.Version != req.Version && m.KubeEdge != req.Version {
 			return fmt.Errorf("%s holds edgecore %s (KubeEdge %s), not the %s the job asks for: check the repository in %s",
-				redactURL(loc), m.Version, m.KubeEdge, req.Version, SettingsPath(e.GOOS, js.ConfigFile))
+				redact.URL(loc), m.Version, m.KubeEdge, req.Version, SettingsPath(e.GOOS, js.ConfigFile))
 		}
 		return nil
 	}
@@ -202,7 +203,7 @@ func (js *Jobs) fetch(ctx context.Context, req Request) (st *Staged, err error) 
 			return nil, err
 		}
 	}
-	js.Logf("NodeUpgradeJob %s: %s verified and staged as %s", req.Job.TaskID, redactURL(loc), st.Binary)
+	js.Logf("NodeUpgradeJob %s: %s verified and staged as %s", req.Job.TaskID, redact.URL(loc), st.Binary)
 	return st, nil
 }
 

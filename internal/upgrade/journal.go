@@ -105,6 +105,11 @@ type Journal struct {
 	// old configuration goes back on a rollback.
 	StagedConfig       string `json:"stagedConfig,omitempty"`
 	StagedConfigSHA256 string `json:"stagedConfigSHA256,omitempty"`
+	// Retire are files moved aside (to <file>.retired) once the new
+	// binary and configuration are in place, so that the new binary
+	// applies for new ones (a takeover's certificate rotation): removed
+	// when the upgrade succeeds, put back when it is rolled back.
+	Retire []string `json:"retire,omitempty"`
 	// Old is where the running binary was renamed to when it could not be
 	// replaced in place.
 	Old string `json:"old,omitempty"`
@@ -207,9 +212,12 @@ func loadJournal(e Env) (*Journal, error) {
 // writes only paths of the node's layout and of the service's command
 // line, into a directory join restricts to SYSTEM and Administrators; a
 // journal that names anything else was written by someone or something
-// else, and nothing is run or copied from it. The database (dataSource)
-// is left out: the configuration may put it anywhere, and it is only
-// ever written with the backup's copy of it.
+// else, and nothing is run or copied from it. The database (dataSource),
+// which a rollback overwrites or removes with its SQLite journals, may lie
+// anywhere the configuration says: it must be the one the service's
+// configuration names, or the one the node's index of backups says the
+// journal's backup was made of. The files a takeover moves aside
+// (retire) lie in the KubeEdge directory.
 func checkJournalPaths(e Env, j *Journal) error {
 	refuse := func(field, value, where string) error {
 		if value == "" {
@@ -263,10 +271,38 @@ func checkJournalPaths(e Env, j *Journal) error {
 	if err := within("old", j.Old, false, home); err != nil {
 		return err
 	}
-	if configFile != "" && ospath.Same(e.GOOS, j.ConfigFile, configFile) {
-		return nil
+	if err := checkRetire(e, j.Retire); err != nil {
+		return fmt.Errorf("the upgrade journal %s: retire: %v", e.Paths.Journal, err)
 	}
-	return within("configFile", j.ConfigFile, true, e.Paths.KubeEdgeDir, home)
+	if !(configFile != "" && ospath.Same(e.GOOS, j.ConfigFile, configFile)) {
+		if err := within("configFile", j.ConfigFile, true, e.Paths.KubeEdgeDir, home); err != nil {
+			return err
+		}
+	}
+	return checkDataSource(e, j, configFile, refuse)
+}
+
+// checkDataSource accepts the journal's database when the configuration
+// the service runs with names it, or the node's index says the journal's
+// backup was made of it.
+func checkDataSource(e Env, j *Journal, configFile string, refuse func(field, value, where string) error) error {
+	var known []string
+	if configFile != "" && e.ConfigDataSource != nil {
+		if ds, err := e.ConfigDataSource(configFile); err == nil && ds != "" {
+			known = append(known, ds)
+		}
+	}
+	if ix, err := loadIndex(e); err == nil {
+		if en := ix.entry(e, j.Backup); en != nil && en.DataSource != "" {
+			known = append(known, en.DataSource)
+		}
+	}
+	for _, k := range known {
+		if ospath.IsAbs(e.GOOS, j.DataSource) && ospath.Same(e.GOOS, k, j.DataSource) {
+			return nil
+		}
+	}
+	return refuse("dataSource", j.DataSource, "the database the service's configuration or the node's index of backups names ("+strings.Join(known, ", ")+")")
 }
 
 // serviceFiles are the binary the node's service runs and the
@@ -307,6 +343,16 @@ func serviceFiles(e Env) (exe, configFile string, err error) {
 // saveJournal writes j durably: the phase it names must survive a power
 // cut that comes right after.
 func saveJournal(e Env, j *Journal) error {
+	// A node a release before the index upgraded trusts the backup its
+	// last journal names (loadIndex): the index is written with it
+	// before another journal takes that one's place.
+	if _, err := e.FS.ReadFile(e.Paths.BackupIndex); isNotExist(err) {
+		if ix, err := loadIndex(e); err == nil && len(ix.Backups) > 0 {
+			if err := saveIndex(e, ix); err != nil {
+				return err
+			}
+		}
+	}
 	j.Format = journalFormat
 	if j.Runtime == nil {
 		j.Format = journalFormatNoRuntime

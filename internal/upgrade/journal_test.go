@@ -40,6 +40,16 @@ func TestAJournalNamingPathsOutsideTheNodeIsRefused(t *testing.T) {
 		{"a renamed binary elsewhere", func(_ *host, j *Journal) { j.Old = outside + ".old" }, "old", outside + ".old"},
 		{"a configuration elsewhere", func(_ *host, j *Journal) { j.ConfigFile = `C:\Users\Public\edgecore.yaml` }, "configFile", `C:\Users\Public\edgecore.yaml`},
 		{"another service", func(_ *host, j *Journal) { j.Service = "Spooler" }, "service", "Spooler"},
+		// A rollback removes the database's SQLite journals and writes
+		// the backup's copy over it.
+		{"the database spelled another way", func(h *host, j *Journal) { j.DataSource = `c:/VAR/lib/kube edge/edgecore.db` }, "", ""},
+		{"a database the configuration does not name", func(_ *host, j *Journal) { j.DataSource = `C:\Windows\System32\config\SAM` }, "dataSource", `C:\Windows\System32\config\SAM`},
+		{"a database on a share", func(_ *host, j *Journal) { j.DataSource = `\\attacker\share\edgecore.db` }, "dataSource", `\\attacker\share\edgecore.db`},
+		{"the database its backup was made of", func(h *host, j *Journal) {
+			j.DataSource = `D:\kubeedge\edgecore.db`
+			h.indexBackup(indexEntry{Name: "v0.1.0", Version: "v0.1.0", DataSource: `D:\kubeedge\edgecore.db`})
+		}, "", ""},
+		{"a certificate to retire outside the KubeEdge directory", func(_ *host, j *Journal) { j.Retire = []string{`C:\Windows\System32\drivers\etc\hosts`} }, "retire", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHost(newBin)
@@ -63,8 +73,12 @@ func TestAJournalNamingPathsOutsideTheNodeIsRefused(t *testing.T) {
 			if value == "" {
 				value = `""`
 			}
-			for _, want := range []string{`the upgrade journal C:\etc\kubeedge\upgrade\journal.json: ` + tc.field + ` is ` + value + `, which is not `,
-				"edgecore runs and copies nothing", "then delete it"} {
+			wants := []string{`the upgrade journal C:\etc\kubeedge\upgrade\journal.json: ` + tc.field + ` is ` + value + `, which is not `,
+				"edgecore runs and copies nothing", "then delete it"}
+			if tc.field == "retire" {
+				wants = []string{`the upgrade journal C:\etc\kubeedge\upgrade\journal.json: retire: C:\Windows\System32\drivers\etc\hosts is not in C:\etc\kubeedge`}
+			}
+			for _, want := range wants {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q lacks %q", err, want)
 				}

@@ -1,7 +1,6 @@
 package upgrade
 
 import (
-	"encoding/json"
 	"sort"
 	"time"
 
@@ -64,29 +63,32 @@ type prunable struct {
 
 func (d *driver) pruneBackups(j *Journal, keep []string) {
 	e := d.e
+	ix, err := loadIndex(e)
+	if err != nil {
+		d.printf("warning: %v; no backup is removed\n", err)
+		return
+	}
 	var complete, incomplete []prunable
 	for _, b := range d.listDirs(e.Paths.BackupRoot) {
-		data, err := e.FS.ReadFile(ospath.Join(e.GOOS, b.dir, backupInfoFile))
+		en := ix.entry(e, b.dir)
 		switch {
-		case isNotExist(err):
+		case en == nil:
+			// Not the node's: it is never restored, and what is in it
+			// is for the operator to look at.
+			d.printf("left %s: the node's index of backups does not list it (made by a release before the index, or not by the node); remove it if nobody needs it\n", b.dir)
+			continue
+		case en.Config:
+			// A configuration job's, which only its own journal
+			// restores.
+			b.version = "a configuration job's"
 			incomplete = append(incomplete, b)
 			continue
-		case err != nil:
-			// Unreadable is not absent: it may be a complete backup.
+		case en.Info == "":
+			b.version = "no " + backupInfoFile
+			incomplete = append(incomplete, b)
 			continue
 		}
-		var info BackupInfo
-		// An info without a time (or one that does not parse) still marks
-		// a complete backup; its directory's time stands in.
-		if json.Unmarshal(data, &info) == nil {
-			if info.Version != "" {
-				b.version = info.Version
-			}
-			b.at = info.Created
-		}
-		if b.at.IsZero() {
-			b.at = b.modified
-		}
+		b.version, b.at = en.Version, en.Created
 		complete = append(complete, b)
 	}
 	sort.SliceStable(complete, func(a, b int) bool { return complete[a].at.After(complete[b].at) })
@@ -98,6 +100,7 @@ func (d *driver) pruneBackups(j *Journal, keep []string) {
 		}
 		return false
 	}
+	changed := false
 	for i, b := range complete {
 		if i < keepBackups || kept(b.dir) {
 			continue
@@ -110,13 +113,27 @@ func (d *driver) pruneBackups(j *Journal, keep []string) {
 			d.printf("warning: could not remove the old backup %s (%s): %v; the next upgrade or rollback tries again\n", b.dir, b.version, err)
 			continue
 		}
-		d.removeAll(b.dir, "old backup", b.version)
+		if en := ix.entry(e, b.dir); en != nil {
+			en.Info = ""
+			changed = true
+		}
+		if d.removeAll(b.dir, "old backup", b.version) {
+			ix.drop(e, b.dir)
+		}
 	}
 	for _, b := range incomplete {
 		if kept(b.dir) || b.modified.After(j.Created) {
 			continue
 		}
-		d.removeAll(b.dir, "interrupted backup", "no "+backupInfoFile)
+		if d.removeAll(b.dir, "interrupted backup", b.version) {
+			ix.drop(e, b.dir)
+			changed = true
+		}
+	}
+	if changed {
+		if err := saveIndex(e, ix); err != nil {
+			d.printf("warning: %v\n", err)
+		}
 	}
 }
 
@@ -152,10 +169,11 @@ func (d *driver) listDirs(root string) []prunable {
 	return dirs
 }
 
-func (d *driver) removeAll(dir, what, note string) {
+func (d *driver) removeAll(dir, what, note string) bool {
 	if err := d.e.FS.RemoveAll(dir); err != nil {
 		d.printf("warning: could not remove the %s %s (%s): %v; the next upgrade or rollback tries again\n", what, dir, note, err)
-		return
+		return false
 	}
 	d.printf("removed %s %s (%s)\n", what, dir, note)
+	return true
 }

@@ -58,23 +58,49 @@ func (h *host) rollback(t *testing.T, running, to string) (Result, string) {
 }
 
 // oldBackup writes a complete backup of version as an earlier upgrade
-// left it, made at created; a zero created is an info without the time.
+// left it, made at created, and lists it in the node's index.
 func (h *host) oldBackup(version string, created time.Time) {
+	h.plantBackup(version, created)
+	dir := h.paths.Backup(version)
+	info, _ := h.fs.ReadFile(ospath.Join(ospath.Windows, dir, backupInfoFile))
+	h.indexBackup(indexEntry{Name: version, Version: version, Created: created, DataSource: h.db, Info: digest(info)})
+}
+
+// plantBackup writes a complete-looking backup of version that says it
+// was made at created, without the node's index knowing it: what another
+// account could put there.
+func (h *host) plantBackup(version string, created time.Time) {
 	dir := h.paths.Backup(version)
 	files := map[string]string{"edgecore.exe": binaryOf(version), "edgecore.yaml": "config of " + version}
-	info := map[string]any{"version": version, "files": map[string]string{}}
+	info := map[string]any{"version": version, "files": map[string]string{}, "created": created,
+		"executable": h.exe, "configFile": h.config, "dataSource": h.db}
 	for name, content := range files {
 		h.fs.put(ospath.Join(ospath.Windows, dir, name), []byte(content))
 		info["files"].(map[string]string)[name] = sum(content)
-	}
-	if !created.IsZero() {
-		info["created"] = created
 	}
 	data, _ := json.Marshal(info)
 	h.fs.put(ospath.Join(ospath.Windows, dir, backupInfoFile), data)
 	if _, ok := h.svc.binaries[binaryOf(version)]; !ok {
 		h.svc.binaries[binaryOf(version)] = program{version: version, connects: true, readyAfter: 3 * time.Second}
 	}
+}
+
+// indexBackup lists en in the node's index, as backup() does.
+func (h *host) indexBackup(en indexEntry) {
+	var ix backupIndex
+	if data, ok := h.fs.get(h.paths.BackupIndex); ok {
+		json.Unmarshal([]byte(data), &ix)
+	}
+	ix.put(h.env(1, ""), en)
+	data, _ := json.Marshal(ix)
+	h.fs.put(h.paths.BackupIndex, data)
+}
+
+// interruptedBackup is a backup of version the power cut short while it
+// copied the binary: listed in the index, without its description.
+func (h *host) interruptedBackup(version string) {
+	h.fs.put(ospath.Join(ospath.Windows, h.paths.Backup(version), "edgecore.exe"), []byte("half a binary"))
+	h.indexBackup(indexEntry{Name: version, Version: version, Created: h.clock.now, DataSource: h.db})
 }
 
 // dirs lists the directories in root, as an operator's `dir` shows them.
@@ -175,7 +201,7 @@ func TestThreeUpgradesKeepTheTwoNewestBackups(t *testing.T) {
 func TestAnInterruptedBackupIsRemoved(t *testing.T) {
 	h := newHost(newBin)
 	// An upgrade long ago lost the power while it copied the binary.
-	h.fs.put(`C:\etc\kubeedge\backup\v0.0.9\edgecore.exe`, []byte("half a binary"))
+	h.interruptedBackup("v0.0.9")
 	h.clock.now = h.clock.now.Add(time.Hour)
 	r, out := h.run(t, h.plannedUpgrade(h.env(driverPID, "v0.1.0")))
 	if r.Status != StatusSuccess {
@@ -195,7 +221,7 @@ func TestBackupsAJournalNeedsAreKept(t *testing.T) {
 		h.oldBackup("v0.0.7", h.clock.now.Add(-3*day))
 		h.oldBackup("v0.0.8", h.clock.now.Add(-2*day))
 		h.oldBackup("v0.0.9", h.clock.now.Add(-day))
-		h.fs.put(`C:\etc\kubeedge\backup\v0.0.6\edgecore.exe`, []byte("half a binary"))
+		h.interruptedBackup("v0.0.6")
 		h.clock.now = h.clock.now.Add(time.Hour)
 		// The upgrade stopped while it backed up v0.1.0: its backup is
 		// incomplete, and a driver that takes the journal over needs it.
@@ -269,20 +295,62 @@ func TestBackupsAJournalNeedsAreKept(t *testing.T) {
 	})
 }
 
-// Backups of releases whose info has no time are ordered by their
-// directory's time, not their name.
-func TestOldInfosAreOrderedByTheirDirectory(t *testing.T) {
+// Backups are ordered by the time the node's index gives, never by the
+// one a backup states: a backup planted with a description dated 2099,
+// or a copy of a real one whose description was changed, wins no
+// rollback and is not kept by prune.
+func TestBackupsAreTrustedOnlyThroughTheIndex(t *testing.T) {
 	h := newHost(newBin)
-	for _, v := range []string{"v0.0.7", "v0.0.9", "v0.0.8"} {
-		h.oldBackup(v, time.Time{})
-		h.clock.now = h.clock.now.Add(time.Hour)
+	day := 24 * time.Hour
+	h.oldBackup("v0.0.8", h.clock.now.Add(-2*day))
+	h.oldBackup("v0.0.9", h.clock.now.Add(-day))
+	h.plantBackup("v0.0.1", time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC))
+	// v0.0.9's description is rewritten to claim a later date.
+	info := ospath.Join(ospath.Windows, h.paths.Backup("v0.0.9"), backupInfoFile)
+	data, _ := h.fs.get(info)
+	h.fs.put(info, []byte(strings.Replace(data, `"version"`, `"created":"2099-01-01T00:00:00Z","version"`, 1)))
+	h.clock.now = h.clock.now.Add(time.Hour)
+
+	if _, err := readBackup(h.env(1, "v0.1.0"), h.paths.Backup("v0.0.1")); err == nil || !strings.Contains(err.Error(), "is not a backup this node made") {
+		t.Errorf("the planted backup reads as %v", err)
 	}
-	r, out := h.run(t, h.plannedUpgrade(h.env(driverPID, "v0.1.0")))
-	if r.Status != StatusSuccess {
+	if _, err := readBackup(h.env(1, "v0.1.0"), h.paths.Backup("v0.0.9")); err == nil || !strings.Contains(err.Error(), "is not the description the node wrote") {
+		t.Errorf("the rewritten description reads as %v", err)
+	}
+	r, out := h.rollback(t, "v0.1.0", "")
+	if r.Line() != "result=success action=rollback from=v0.1.0 to=v0.0.8" {
+		t.Fatalf("rollback chose %s\n%s", r.Line(), out)
+	}
+	h.must(t, h.exe, binaryOf("v0.0.8"))
+	if r, _ := h.rollback(t, "v0.0.8", "v0.0.1"); r.Status != StatusRefused || !strings.Contains(r.Reason, "is not a backup this node made") {
+		t.Errorf("rollback --to the planted backup: %s", r.Line())
+	}
+
+	// Prune counts and removes only the node's backups; the planted one
+	// is left, named, for the operator.
+	h.clock.now = h.clock.now.Add(time.Hour)
+	if r, out = h.upgradeTo(t, "v0.0.8", "v0.1.0"); r.Status != StatusSuccess {
 		t.Fatalf("%s\n%s", r.Line(), out)
 	}
-	h.wantBackups(t, "v0.0.8", "v0.1.0")
-	wantLines(t, out, `removed old backup C:\etc\kubeedge\backup\v0.0.9 (v0.0.9)`, `removed old backup C:\etc\kubeedge\backup\v0.0.7 (v0.0.7)`)
+	h.clock.now = h.clock.now.Add(time.Hour)
+	if r, out = h.upgradeTo(t, "v0.1.0", "v0.2.0"); r.Status != StatusSuccess {
+		t.Fatalf("%s\n%s", r.Line(), out)
+	}
+	wantLines(t, out, `left C:\etc\kubeedge\backup\v0.0.1: the node's index of backups does not list it`)
+	h.wantBackups(t, "v0.0.1", "v0.0.8", "v0.1.0")
+	var ix backupIndex
+	data, _ = h.fs.get(h.paths.BackupIndex)
+	if err := json.Unmarshal([]byte(data), &ix); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, en := range ix.Backups {
+		names = append(names, en.Name)
+	}
+	sort.Strings(names)
+	if !reflect.DeepEqual(names, []string{"v0.0.8", "v0.1.0"}) {
+		t.Errorf("the index lists %v", names)
+	}
 }
 
 func TestARemovalThatFailsIsAWarning(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
+	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/release"
 )
@@ -56,14 +57,26 @@ func SettingsPath(goos, configFile string) string {
 	return ospath.Join(goos, ospath.Dir(goos, configFile), SettingsFile)
 }
 
-// LoadSettings reads and checks the settings beside configFile.
+// LoadSettings reads and checks the settings beside configFile, once
+// their owner and who may change them are judged (Env.TrustSettings):
+// they are read at every NodeUpgradeJob, long after the start that
+// judged the node's folders.
 func LoadSettings(e Env, configFile string) (Settings, error) {
 	p := SettingsPath(e.GOOS, configFile)
 	var s Settings
+	noSettings := fmt.Errorf("no package repository is configured for NodeUpgradeJobs: write %s with a line such as "+
+		`repository: "\\fileserver\edgecore\edgecore-{version}-windows-amd64.zip" (or an https:// URL)`, p)
+	if ok, err := hostfs.Exists(e.FS, p); err == nil && !ok {
+		return s, noSettings
+	}
+	if e.TrustSettings != nil {
+		if err := e.TrustSettings(p); err != nil {
+			return s, err
+		}
+	}
 	raw, err := e.FS.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return s, fmt.Errorf("no package repository is configured for NodeUpgradeJobs: write %s with a line such as "+
-			`repository: "\\fileserver\edgecore\edgecore-{version}-windows-amd64.zip" (or an https:// URL)`, p)
+		return s, noSettings
 	}
 	if err != nil {
 		return s, err
@@ -84,22 +97,22 @@ func LoadSettings(e Env, configFile string) (Settings, error) {
 func (s Settings) validate(goos string) error {
 	if !strings.Contains(s.Repository, versionPlaceholder) {
 		return fmt.Errorf("repository %q has no %s, so every version would be fetched from the same place: write it where the version goes, e.g. https://repo.example/edgecore/edgecore-{version}-windows-amd64.zip",
-			redactURL(s.Repository), versionPlaceholder)
+			redact.URL(s.Repository), versionPlaceholder)
 	}
 	sample := strings.ReplaceAll(s.Repository, versionPlaceholder, "v0.0.0")
 	if strings.ContainsAny(sample, "{}") {
-		return fmt.Errorf("repository %q: only {version} is replaced", redactURL(s.Repository))
+		return fmt.Errorf("repository %q: only {version} is replaced", redact.URL(s.Repository))
 	}
 	if isURL(sample) {
 		u, err := url.Parse(sample)
 		if err != nil || u.Host == "" {
-			return fmt.Errorf("repository %q is not a valid http(s) URL: %v", redactURL(s.Repository), redactErr(err))
+			return fmt.Errorf("repository %q is not a valid http(s) URL: %v", redact.URL(s.Repository), redactErr(err))
 		}
 		if err := requireHTTPS(u, "repository"); err != nil {
 			return err
 		}
 	} else if !ospath.IsAbs(goos, sample) {
-		return fmt.Errorf("repository %q is neither an http(s) URL nor an absolute path (C:\\..., \\\\server\\share\\...): the service does not run in any particular directory", redactURL(s.Repository))
+		return fmt.Errorf("repository %q is neither an http(s) URL nor an absolute path (C:\\..., \\\\server\\share\\...): the service does not run in any particular directory", redact.URL(s.Repository))
 	}
 	if s.HealthTimeout != "" {
 		d, err := time.ParseDuration(s.HealthTimeout)
@@ -133,7 +146,7 @@ func requireHTTPS(u *url.URL, field string) error {
 	}
 	return fmt.Errorf("%s %q uses %s://, which anyone between this node and the server can answer with another package: "+
 		"publish the packages over https:// (or on a file share, \\\\server\\share\\...) and write that in %s's %s field",
-		field, redactURL(u.String()), u.Scheme, SettingsFile, field)
+		field, redact.URL(u.String()), u.Scheme, SettingsFile, field)
 }
 
 func isURL(s string) bool {
@@ -198,7 +211,7 @@ type Fetcher struct {
 // timeout and ctx. The service runs as LocalSystem, which reaches a share
 // as the computer's domain account (DOMAIN\HOST$). A partial file is
 // never left at dst. Messages name loc without the credentials a URL may
-// carry (redactURL).
+// carry (redact.URL).
 func (f Fetcher) Fetch(ctx context.Context, loc, dst string, limit int64) error {
 	timeout := f.Timeout
 	if timeout <= 0 {
@@ -206,7 +219,7 @@ func (f Fetcher) Fetch(ctx context.Context, loc, dst string, limit int64) error 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	shown := redactURL(loc)
+	shown := redact.URL(loc)
 	var body io.ReadCloser
 	announced := int64(-1)
 	if isURL(loc) {
@@ -332,7 +345,7 @@ func (f Fetcher) client() *http.Client {
 		}
 		if !strings.EqualFold(req.URL.Scheme, "https") {
 			return fmt.Errorf("refusing the redirect from %s to %s, which is not https: publish the packages where no redirect leaves https",
-				redactURL(via[len(via)-1].URL.String()), redactURL(req.URL.String()))
+				redact.URL(via[len(via)-1].URL.String()), redact.URL(req.URL.String()))
 		}
 		return nil
 	}
@@ -379,58 +392,13 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	}
 }
 
-// redactURL is loc with the credentials a URL may carry replaced by ***:
-// its user name and password (https://user:password@host/...) and its
-// query (?sig=..., where object stores put a signed token). upgrade.yaml
-// belongs to the host's administrators, but the messages and the node's
-// log that name the repository reach more people (the cloud's
-// NodeUpgradeJob status among them). It works on the text, so that a URL
-// that does not parse is redacted too; a path (a share) is returned as it
-// is.
-func redactURL(loc string) string {
-	i := strings.Index(loc, "://")
-	if i <= 0 || !isScheme(loc[:i]) {
-		return loc
-	}
-	scheme, rest := loc[:i+3], loc[i+3:]
-	fragment := ""
-	if f := strings.IndexByte(rest, '#'); f >= 0 {
-		rest, fragment = rest[:f], rest[f:]
-	}
-	query := ""
-	if q := strings.IndexByte(rest, '?'); q >= 0 {
-		rest, query = rest[:q], "?***"
-	}
-	// The last @ rather than the first / ends the user information: a
-	// password with an unescaped / in it must not show its tail.
-	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
-		rest = "***@" + rest[at+1:]
-	}
-	return scheme + rest + query + fragment
-}
-
-// isScheme reports whether s can be a URL's scheme (RFC 3986: a letter,
-// then letters, digits, +, - and .): what comes before :// in a path
-// (C:\x://y) is not.
-func isScheme(s string) bool {
-	for i, c := range s {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return s != ""
-}
-
 // redactErr takes the credentials out of the URLs net/http and net/url
 // put in their errors (*url.Error): they name the URL they were given,
 // user name and all.
 func redactErr(err error) error {
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if ue, ok := e.(*url.Error); ok {
-			ue.URL = redactURL(ue.URL)
+			ue.URL = redact.URL(ue.URL)
 		}
 	}
 	return err

@@ -22,10 +22,51 @@ import (
 
 const criPipe = "npipe://./pipe/containerd-containerd"
 
+// rtOld is the runtime an earlier release's join installed (the bundle
+// before containerd's 2.3 line); rtNew is the one this release bundles, as
+// the Makefile pins it, so that the upgrade tests carry a node to the
+// runtime the release zip ships.
 var (
 	rtOld = map[string]string{"containerd": "v2.1.4", "hcsshim": "v0.13.0", "cni-plugins": "v1.10.0"}
-	rtNew = map[string]string{"containerd": "v2.2.0", "hcsshim": "v0.13.1", "cni-plugins": "v1.10.0"}
+	rtNew = bundledRuntime()
 )
+
+// bundledRuntime is the Makefile's CONTAINERD_VERSION, HCSSHIM_VERSION and
+// CNI_PLUGINS_VERSION, as build/package.sh writes them into the zip's
+// runtime\manifest.json: from the environment make gives the Wine tests,
+// else from the Makefile (go test runs in the package's folder).
+func bundledRuntime() map[string]string {
+	keys := map[string]string{"containerd": "CONTAINERD_VERSION", "hcsshim": "HCSSHIM_VERSION", "cni-plugins": "CNI_PLUGINS_VERSION"}
+	v := map[string]string{}
+	for name, key := range keys {
+		if e := os.Getenv(key); e != "" {
+			v[name] = e
+		}
+	}
+	if len(v) == len(keys) {
+		return v
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		panic(fmt.Sprintf("the runtime's versions: set %v or run in the package's folder: %v", keys, err))
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		for name, key := range keys {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == key && f[1] == ":=" {
+				v[name] = f[2]
+			}
+		}
+	}
+	if len(v) != len(keys) {
+		panic(fmt.Sprintf("the Makefile names the runtime's versions %v", v))
+	}
+	return v
+}
+
+// rtLine is a runtime's versions as the upgrade's output lists them.
+func rtLine(v map[string]string) string {
+	return fmt.Sprintf("cni-plugins %s, containerd %s, hcsshim %s", v["cni-plugins"], v["containerd"], v["hcsshim"])
+}
 
 // The runtime's programs in the fake are told apart by their content.
 const (
@@ -113,8 +154,8 @@ func (h *host) withRuntime(byJoin bool, pkg string) *Staged {
 	rt := &fakeRuntime{ops: h.ops, fs: h.fs, name: runtimeinstall.ServiceName, exe: runtimeinstall.Files[0].Target(l), nextPID: 300,
 		programs: map[string]rtProgram{
 			"containerd.exe v1":             {version: "v2.1.4", answers: true},
-			"containerd.exe v2":             {version: "v2.2.0", answers: true},
-			"containerd.exe v2 without CRI": {version: "v2.2.0"},
+			"containerd.exe v2":             {version: rtNew["containerd"], answers: true},
+			"containerd.exe v2 without CRI": {version: rtNew["containerd"]},
 		}}
 	h.svc.rt = rt
 	rec := runtimeinstall.Record{Service: runtimeinstall.ServiceName, Versions: rtOld}
@@ -237,7 +278,7 @@ func TestUpgradeReplacesTheRuntimeJoinInstalled(t *testing.T) {
 	if j.Runtime == nil {
 		t.Fatal("no runtime swap planned")
 	}
-	wantLines(t, note, "containerd cni-plugins v1.10.0, containerd v2.1.4, hcsshim v0.13.0 is replaced by the package's cni-plugins v1.10.0, containerd v2.2.0, hcsshim v0.13.1",
+	wantLines(t, note, "containerd "+rtLine(rtOld)+" is replaced by the package's "+rtLine(rtNew),
 		"must answer CRI at "+criPipe)
 	r, out := h.run(t, j)
 	if r.Status != StatusSuccess {
@@ -245,22 +286,22 @@ func TestUpgradeReplacesTheRuntimeJoinInstalled(t *testing.T) {
 	}
 	h.wantRuntime(t, pkgNew)
 	h.must(t, h.exe, newBin)
-	if v := h.recordVersions(t); v["containerd"] != "v2.2.0" || v["hcsshim"] != "v0.13.1" {
+	if v := h.recordVersions(t); v["containerd"] != rtNew["containerd"] || v["hcsshim"] != rtNew["hcsshim"] {
 		t.Errorf("join's record names %v after the upgrade", v)
 	}
 	// The old runtime is in the backup, beside the node's files.
 	for _, f := range runtimeinstall.Files {
 		h.must(t, ospath.Join(ospath.Windows, h.paths.Backup("v0.1.0"), "runtime", f.Name), rtContent(f, pkgSame))
 	}
-	if h.svc.rt.stops != 1 || h.svc.rt.st.State != service.Running || h.svc.rt.running.version != "v2.2.0" {
+	if h.svc.rt.stops != 1 || h.svc.rt.st.State != service.Running || h.svc.rt.running.version != rtNew["containerd"] {
 		t.Errorf("containerd: %d stops, %v, running %s", h.svc.rt.stops, h.svc.rt.st.State, h.svc.rt.running.version)
 	}
 	wantLines(t, out,
 		"back up C:\\Program Files\\edge core\\edgecore.exe, C:\\etc\\kubeedge\\config files\\edgecore.yaml, C:\\var\\lib\\kube edge\\edgecore.db and the container runtime (cni-plugins v1.10.0, containerd v2.1.4, hcsshim v0.13.0)",
-		"and the container runtime with cni-plugins v1.10.0, containerd v2.2.0, hcsshim v0.13.1",
+		"and the container runtime with "+rtLine(rtNew),
 		"stopped the service containerd; running containers keep running, each under its own runhcs shim",
 		`C:\Program Files\containerd\bin\containerd-shim-runhcs-v1.exe was in use (a running container's shim): renamed to C:\Program Files\containerd\bin\containerd-shim-runhcs-v1.exe.old`,
-		"containerd v2.2.0 answers CRI at "+criPipe,
+		"containerd "+rtNew["containerd"]+" answers CRI at "+criPipe,
 		"containerd still answers CRI")
 	// containerd answers before edgecore starts.
 	if strings.Index(out, "answers CRI at") > strings.Index(out, "the service runs (process") {
@@ -444,7 +485,7 @@ func TestStagePackageUnpacksTheRuntimeOnlyWhenTheHostNeedsIt(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
-			if st.Runtime == nil || st.Runtime.Versions["containerd"] != "v2.2.0" || len(st.Runtime.Sums) != len(runtimeinstall.Files) {
+			if st.Runtime == nil || st.Runtime.Versions["containerd"] != rtNew["containerd"] || len(st.Runtime.Sums) != len(runtimeinstall.Files) {
 				t.Fatalf("staged runtime %+v", st.Runtime)
 			}
 			containerd := filepath.Join(e.Paths.Staging("v0.2.0"), "runtime", "containerd", "containerd.exe")

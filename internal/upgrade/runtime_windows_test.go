@@ -80,6 +80,7 @@ func TestRuntimeSwapOnWindowsFiles(t *testing.T) {
 	paths := Paths{GOOS: config.Windows, KubeEdgeDir: filepath.Join(tmp, "kubeedge"), BackupRoot: filepath.Join(tmp, "kubeedge", "backup"),
 		StateDir: filepath.Join(tmp, "kubeedge", "upgrade")}
 	paths.Journal = filepath.Join(paths.StateDir, "journal.json")
+	paths.BackupIndex = filepath.Join(paths.StateDir, backupIndexFile)
 	svcs := &runtimeServices{}
 	e := Env{GOOS: config.Windows, Paths: paths, FS: hostfs.OS{}, Services: svcs, Service: "edgecore", Clock: clock.Real{},
 		Restrict: func(string) error { return nil },

@@ -20,6 +20,7 @@ import (
 	kubeedgeclient "github.com/kubeedge/api/client/clientset/versioned"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/jobpolicy"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -36,8 +37,9 @@ const (
 // service, the cloud's other v1alpha2 jobs, through cloudcore and
 // controller-manager v1.23.1: ConfigUpdateJobs that apply (the node comes
 // back with the new maxPods, and the operator's comment stays in the
-// file), that are refused before anything changes (a kubelet root in
-// C:\Windows), and whose configuration does not start (it is rolled back
+// file), that are refused before anything changes (a field no job may
+// change, named in the job's status, and a value the Windows kubelet
+// cannot take), and whose configuration does not start (it is rolled back
 // and the node is Ready again on the file it had); then an
 // ImagePrePullJob of two images, one of which the registry lacks; then a
 // pod the node holds (edge.kubeedge.io/hold-upgrade) until an
@@ -102,30 +104,48 @@ func TestWindowsCloudJobs(t *testing.T) {
 	t.Logf("ConfigUpdateJob windows-maxpods: applied in %s; the node is Ready with capacity 42 pods and the file keeps the operator's note", fmtDur(applied))
 	figures = append(figures, "ConfigUpdateJob applied "+fmtDur(applied))
 
-	// 2. An update that would break the node: refused at Check, the file
-	// as it was.
+	// 2. Updates refused at Check, the file as it was: a field no job may
+	// change (the CRI endpoint, pointed at another host), and a tunable
+	// whose value the Windows kubelet cannot run with.
 	before := j.readFile(cfgPath)
-	begin = time.Now()
-	offset = fileSize(logFile)
-	ns = j.configJob(client, "windows-kubelet-in-windows", map[string]string{"modules.edged.rootDirectory": `C:\Windows\kubelet`})
-	j.wantConfigFlow(ns, "Check=False", opsv1.NodeTaskPhaseFailure)
-	for _, w := range []string{"modules.edged.rootDirectory", `C:\Windows\kubelet`, "fix:", "nothing on the node changed"} {
-		if !strings.Contains(ns.ActionFlow[0].Reason, w) {
-			errorf(t, "ConfigUpdateJob windows-kubelet-in-windows: the Check's reason %q lacks %q", ns.ActionFlow[0].Reason, w)
+	for _, r := range []struct {
+		name   string
+		fields map[string]string
+		want   []string
+	}{
+		{"windows-forbidden-endpoint", map[string]string{"modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint": "tcp://203.0.113.5:10010"},
+			[]string{"modules.edged.tailoredKubeletConfig.containerRuntimeEndpoint", "tcp://203.0.113.5:10010", "refused: an endpoint", `C:\etc\kubeedge\config\cloud-jobs.yaml`, "nothing on the node changed"}},
+		{"windows-cgroups-per-qos", map[string]string{"modules.edged.tailoredKubeletConfig.cgroupsPerQOS": "true"},
+			[]string{"cgroupsPerQOS", "true", "set cgroupsPerQOS: false", "nothing on the node changed"}},
+	} {
+		begin = time.Now()
+		offset = fileSize(logFile)
+		ns = j.configJob(client, r.name, r.fields)
+		j.wantConfigFlow(ns, "Check=False", opsv1.NodeTaskPhaseFailure)
+		for _, w := range r.want {
+			if !strings.Contains(ns.ActionFlow[0].Reason, w) {
+				errorf(t, "ConfigUpdateJob %s: the Check's reason %q lacks %q", r.name, ns.ActionFlow[0].Reason, w)
+			}
 		}
+		if !bytes.Equal(before, j.readFile(cfgPath)) {
+			fatalf(t, "ConfigUpdateJob %s was refused, yet the file changed", r.name)
+		}
+		refused := time.Since(begin)
+		if data := j.readFile(logFile); int64(len(data)) >= offset && klogStart.Match(data[offset:]) {
+			errorf(t, "ConfigUpdateJob %s was refused, yet edgecore started again", r.name)
+		}
+		t.Logf("ConfigUpdateJob %s: refused in %s: %s", r.name, fmtDur(refused), ns.ActionFlow[0].Reason)
+		figures = append(figures, "ConfigUpdateJob "+r.name+" refused "+fmtDur(refused))
 	}
-	if !bytes.Equal(before, j.readFile(cfgPath)) {
-		fatal(t, "ConfigUpdateJob windows-kubelet-in-windows was refused, yet the file changed")
-	}
-	refused := time.Since(begin)
-	if data := j.readFile(logFile); int64(len(data)) >= offset && klogStart.Match(data[offset:]) {
-		errorl(t, "ConfigUpdateJob windows-kubelet-in-windows was refused, yet edgecore started again")
-	}
-	t.Logf("ConfigUpdateJob windows-kubelet-in-windows: refused in %s: %s", fmtDur(refused), ns.ActionFlow[0].Reason)
-	figures = append(figures, "ConfigUpdateJob refused "+fmtDur(refused))
 
 	// 3. An update the node's rules accept but edgecore cannot start
-	// with (an interface the host does not have): rolled back.
+	// with (an interface the host does not have): rolled back. The
+	// field picks the address the node announces, which a job may
+	// change only once the node's administrators name it in the node's
+	// policy, as they do here.
+	if err := os.WriteFile(h.drive(jobpolicy.PathOf(j.layout)), []byte("configUpdateJob:\n  fields: [modules.edged.customInterfaceName]\n"), 0o644); err != nil {
+		fatal(t, err)
+	}
 	begin = time.Now()
 	offset = fileSize(logFile)
 	ns = j.configJob(client, "windows-no-such-nic", map[string]string{"modules.edged.customInterfaceName": "no-such-nic"})

@@ -40,6 +40,8 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/kubelet/pkg/cri/streaming"
+
+	"github.com/kubeedge-windows/edgecore/internal/servertrust"
 )
 
 // DefaultEndpoint is where the Windows kubelet looks for containerd.
@@ -189,9 +191,22 @@ func (s *Server) Stop() {
 	s.stopStream()
 }
 
-// Listen listens on a CRI endpoint: npipe://./pipe/NAME (Windows only),
-// tcp://HOST:PORT or unix:///PATH.
-func Listen(endpoint string) (net.Listener, error) {
+// PipeSDDL is the descriptor Listen serves a named pipe with: owned by
+// Administrators and open to SYSTEM and Administrators only, as an
+// operator's own runtime serves it for the node to trust it
+// (servertrust.AdminOnlyPipeSDDL). Under Wine every process runs as the
+// same user, so the node's other rule (the containerd service's process,
+// running as SYSTEM) cannot be met there.
+const PipeSDDL = servertrust.AdminOnlyPipeSDDL
+
+// Listen listens on a CRI endpoint: npipe://./pipe/NAME (Windows only,
+// with PipeSDDL), tcp://HOST:PORT or unix:///PATH.
+func Listen(endpoint string) (net.Listener, error) { return ListenWith(endpoint, PipeSDDL) }
+
+// ListenWith is Listen with the named pipe's descriptor pipeSDDL; ""
+// gives go-winio's default, under which the pipe is its creator's: what
+// a program any user starts gets.
+func ListenWith(endpoint, pipeSDDL string) (net.Listener, error) {
 	u, err := url.Parse(strings.ReplaceAll(endpoint, `\`, "/"))
 	if err != nil {
 		return nil, fmt.Errorf("endpoint %q: %w", endpoint, err)
@@ -217,7 +232,7 @@ func Listen(endpoint string) (net.Listener, error) {
 		if host != "." || !ok || name == "" || strings.Contains(name, "/") {
 			return nil, fmt.Errorf("endpoint %q: want npipe://./pipe/NAME", endpoint)
 		}
-		return listenPipe(`\\.\pipe\` + name)
+		return listenPipe(`\\.\pipe\`+name, pipeSDDL)
 	default:
 		return nil, fmt.Errorf("endpoint %q: want npipe://./pipe/NAME, tcp://HOST:PORT or unix:///PATH", endpoint)
 	}

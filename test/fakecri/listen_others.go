@@ -7,6 +7,6 @@ import (
 	"net"
 )
 
-func listenPipe(string) (net.Listener, error) {
+func listenPipe(string, string) (net.Listener, error) {
 	return nil, errors.New("named pipes exist on Windows only; use tcp:// or unix://")
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/Microsoft/go-winio"
 )
 
-// listenPipe serves the named pipe path (\\.\pipe\NAME).
+// listenPipe serves the named pipe path (\\.\pipe\NAME) with the
+// descriptor sddl (go-winio's default for "").
 //
 // go-winio keeps a first pipe instance that only reserves the name; Windows
 // keeps clients off it until a real instance listens. Wine 8 treats it as
@@ -17,8 +18,8 @@ import (
 // preface"). Opening and closing the pipe once, before the first Accept
 // creates a real instance, uses that placeholder up under Wine; on Windows
 // the open finds no listening instance, times out and changes nothing.
-func listenPipe(path string) (net.Listener, error) {
-	l, err := winio.ListenPipe(path, nil)
+func listenPipe(path, sddl string) (net.Listener, error) {
+	l, err := winio.ListenPipe(path, &winio.PipeConfig{SecurityDescriptor: sddl})
 	if err != nil {
 		return nil, err
 	}

@@ -68,14 +68,23 @@ const inheritOnlySDDL = "D:"
 // parents before their children. An entry isLink reports is neither
 // changed nor entered: setting an ACL through a symbolic link or junction
 // changes its target, which may be outside the tree (a junction to
-// C:\Windows, say). A root that is itself a link is refused.
-func walk(root string, isLink func(path string, d fs.DirEntry) (bool, error), apply func(path string, isRoot bool) error) error {
+// C:\Windows, say). A root that is itself a link is refused. An entry
+// below root that leave reports (nil leaves none) is neither changed nor
+// entered either: what workloads own there keeps its owner (protect
+// decides which entries those are).
+func walk(root string, isLink func(path string, d fs.DirEntry) (bool, error), leave func(path string) bool, apply func(path string, isRoot bool) error) error {
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root {
 				return fmt.Errorf("restricting access to %s: %w", root, err)
 			}
 			return fmt.Errorf("restricting access to %s: reading %s: %w", root, path, err)
+		}
+		if path != root && leave != nil && leave(path) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		link, err := isLink(path, d)
 		if err != nil {
@@ -102,4 +111,66 @@ func walk(root string, isLink func(path string, d fs.DirEntry) (bool, error), ap
 // points and other reparse points).
 func isLinkMode(m fs.FileMode) bool {
 	return m&(fs.ModeSymlink|fs.ModeIrregular) != 0
+}
+
+// Entry is one file or directory of a directory as List reads it: from
+// the entry itself, never through a link it is.
+type Entry struct {
+	Name string
+	Dir  bool
+	// Security is its owner and DACL; empty for a link, which is judged
+	// by what it is, not by whom it belongs to.
+	Security Security
+	// Links is its number of names (hard links): more than one for a
+	// file that is also reachable by another path.
+	Links uint32
+	// Reparse is set for a reparse point, and ReparseTag says which kind
+	// when Windows says (0 when it does not: Wine reports a Unix symbolic
+	// link to a directory only by the attribute).
+	Reparse    bool
+	ReparseTag uint32
+	// ID tells this file or folder from one made later at the same path:
+	// its volume's serial number and its file index.
+	ID string
+}
+
+// Reparse point tags, as Windows defines them (ntifs.h).
+const (
+	// ReparseTagMountPoint is a junction or a volume mount point.
+	ReparseTagMountPoint = 0xA0000003
+	ReparseTagSymlink    = 0xA000000C
+	// ReparseTagAFUnix is a Unix domain socket: what the kubelet and
+	// device plugins listen on, a file, not a link.
+	ReparseTagAFUnix = 0x80000023
+	// ReparseTagDedup is a file Windows Server's data deduplication
+	// keeps in its chunk store: its content, served by Windows' own
+	// filter, is what was written to it.
+	ReparseTagDedup = 0x80000013
+)
+
+// IsLink reports whether e stands for another file or folder: a symbolic
+// link, a junction, a mount point, or any reparse point that is not a
+// socket or a deduplicated file, whose filter may serve anything.
+func (e Entry) IsLink() bool {
+	if !e.Reparse {
+		return false
+	}
+	switch e.ReparseTag {
+	case ReparseTagAFUnix, ReparseTagDedup:
+		return false
+	}
+	return true
+}
+
+// LinkKind names the kind of link e is, for messages.
+func (e Entry) LinkKind() string {
+	switch e.ReparseTag {
+	case ReparseTagSymlink:
+		return "a symbolic link"
+	case ReparseTagMountPoint:
+		return "a junction or mount point"
+	case 0:
+		return "a symbolic link, junction or mount point"
+	}
+	return fmt.Sprintf("a reparse point (tag %#x)", e.ReparseTag)
 }

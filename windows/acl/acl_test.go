@@ -296,7 +296,7 @@ func TestWalkVisitsTheTreeButNotThroughLinks(t *testing.T) {
 
 	var visited []string
 	roots := 0
-	err := walk(root, linkByMode, func(path string, isRoot bool) error {
+	err := walk(root, linkByMode, nil, func(path string, isRoot bool) error {
 		rel, _ := filepath.Rel(root, path)
 		visited = append(visited, filepath.ToSlash(rel))
 		if isRoot {
@@ -319,6 +319,60 @@ func TestWalkVisitsTheTreeButNotThroughLinks(t *testing.T) {
 	}
 }
 
+// What leave names (a pod's volumes, workloads' files) is neither changed
+// nor entered, and the root is always visited.
+func TestWalkLeavesWhatItIsTold(t *testing.T) {
+	root := tempDir(t)
+	for _, d := range []string{"pods/uid/volumes/v", "pods/uid/plugins", "volumeplugins"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"pods/uid/volumes/v/data", "pods/uid/etc-hosts", "volumeplugins/driver.exe"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var visited []string
+	leave := func(p string) bool { return filepath.Base(p) == "volumes" || p == root }
+	if err := walk(root, linkByMode, leave, func(path string, _ bool) error {
+		rel, _ := filepath.Rel(root, path)
+		visited = append(visited, filepath.ToSlash(rel))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".", "pods", "pods/uid", "pods/uid/etc-hosts", "pods/uid/plugins", "volumeplugins", "volumeplugins/driver.exe"}
+	if !reflect.DeepEqual(visited, want) {
+		t.Errorf("visited %v\nwant    %v", visited, want)
+	}
+}
+
+// Sockets and deduplicated files are reparse points that stand for
+// nothing else; every other one is a link.
+func TestEntryIsLink(t *testing.T) {
+	for _, c := range []struct {
+		e    Entry
+		link bool
+		kind string
+	}{
+		{Entry{}, false, ""},
+		{Entry{Reparse: true, ReparseTag: ReparseTagSymlink}, true, "a symbolic link"},
+		{Entry{Reparse: true, ReparseTag: ReparseTagMountPoint}, true, "a junction or mount point"},
+		{Entry{Reparse: true}, true, "a symbolic link, junction or mount point"},
+		{Entry{Reparse: true, ReparseTag: 0x9000001A}, true, "a reparse point (tag 0x9000001a)"},
+		{Entry{Reparse: true, ReparseTag: ReparseTagAFUnix}, false, ""},
+		{Entry{Reparse: true, ReparseTag: ReparseTagDedup}, false, ""},
+	} {
+		if got := c.e.IsLink(); got != c.link {
+			t.Errorf("%+v: IsLink = %v", c.e, got)
+		}
+		if c.link && c.e.LinkKind() != c.kind {
+			t.Errorf("%+v: LinkKind = %q, want %q", c.e, c.e.LinkKind(), c.kind)
+		}
+	}
+}
+
 func TestWalkRefusesALinkAsRoot(t *testing.T) {
 	base := tempDir(t)
 	if err := os.Mkdir(filepath.Join(base, "real"), 0o755); err != nil {
@@ -331,7 +385,7 @@ func TestWalkRefusesALinkAsRoot(t *testing.T) {
 		t.Skipf("this host cannot stat the symbolic link to a directory it just made (%v), which Wine 8 does (GetFileAttributesEx answers File not found); the refusal is tested on Linux", err)
 	}
 	called := false
-	err := walk(link, linkByMode, func(string, bool) error { called = true; return nil })
+	err := walk(link, linkByMode, nil, func(string, bool) error { called = true; return nil })
 	if err == nil || !strings.Contains(err.Error(), "symbolic link or junction") {
 		t.Errorf("walk of a link = %v, want a refusal", err)
 	}
@@ -342,7 +396,7 @@ func TestWalkRefusesALinkAsRoot(t *testing.T) {
 
 func TestWalkNamesAMissingRoot(t *testing.T) {
 	root := filepath.Join(tempDir(t), "missing")
-	err := walk(root, linkByMode, func(string, bool) error { return nil })
+	err := walk(root, linkByMode, nil, func(string, bool) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), root) || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("walk of a missing root = %v, want a not-exist error naming it", err)
 	}
@@ -354,7 +408,7 @@ func TestWalkStopsAtTheFirstFailureNamingThePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	denied := errors.New("access is denied")
-	err := walk(root, linkByMode, func(path string, isRoot bool) error {
+	err := walk(root, linkByMode, nil, func(path string, isRoot bool) error {
 		if !isRoot {
 			return denied
 		}

@@ -40,7 +40,7 @@ func TestApplyTreeRestrictsTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := ApplyTree(root, DirectorySDDL); err != nil {
+	if err := ApplyTree(root, DirectorySDDL, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Wine 8 accepts SetNamedSecurityInfo on files but keeps no file
@@ -198,5 +198,101 @@ func TestCreateFileCreatesWithTheDescriptor(t *testing.T) {
 	}
 	if g := sec.Others(); len(g) != 0 {
 		t.Errorf("%s grants %v at creation", p, g)
+	}
+}
+
+// List reads each entry from itself: a file's second name (a hard link)
+// shows as two names of one file, a folder as a folder, each with its
+// owner.
+func TestListReadsEachEntryItself(t *testing.T) {
+	dir := tempDir(t)
+	if err := os.WriteFile(filepath.Join(dir, "a.tar"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(dir, "a.tar"), filepath.Join(dir, "b.tar")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "manifests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Entry{}
+	for _, e := range entries {
+		byName[e.Name] = e
+	}
+	a, b, m := byName["a.tar"], byName["b.tar"], byName["manifests"]
+	if len(entries) != 3 || a.Links != 2 || b.Links != 2 || a.Dir || !m.Dir || m.Links != 1 {
+		t.Fatalf("List = %+v", entries)
+	}
+	if a.ID == "" || a.ID != b.ID || a.ID == m.ID {
+		t.Errorf("identities: a.tar %q, b.tar %q, manifests %q: want one file under two names and a folder of its own", a.ID, b.ID, m.ID)
+	}
+	for _, e := range entries {
+		if e.Security.Owner == "" || e.Reparse || e.IsLink() {
+			t.Errorf("%s: %+v", e.Name, e)
+		}
+	}
+}
+
+// A symbolic link is listed as a link, never as what it points to.
+func TestListSeesASymbolicLink(t *testing.T) {
+	dir := tempDir(t)
+	if err := os.Mkdir(filepath.Join(dir, "manifests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "certs")
+	symlink(t, filepath.Join(dir, "manifests"), link)
+	if _, err := os.Lstat(link); err != nil {
+		t.Skipf("this host made no symbolic link (%v): Wine 8's CreateSymbolicLink reports success and makes nothing; "+
+			"a Unix symbolic link Wine lists as a reparse point is refused in test/wine TestServiceInstallRefusesLinksBelowTheNodesFolders", err)
+	}
+	entries, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, e := range entries {
+		if e.Name == "certs" {
+			seen = true
+			if !e.IsLink() || e.ReparseTag != ReparseTagSymlink {
+				t.Errorf("certs, a symbolic link, listed as %+v", e)
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("List = %+v, without the link", entries)
+	}
+}
+
+// What ReadSDDL reads SetSDDL puts back, owner and protection included.
+func TestSetSDDLPutsBackWhatReadSDDLRead(t *testing.T) {
+	if !windows.GetCurrentProcessToken().IsElevated() {
+		t.Skip("needs an elevated prompt")
+	}
+	dir := tempDir(t)
+	before, err := ReadSDDL(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyTree(dir, DirectorySDDL, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetSDDL(dir, before); err != nil {
+		t.Fatal(err)
+	}
+	if windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil {
+		t.Skipf("Wine 8 keeps no file ACLs: SetSDDL was accepted, but %s reads back as made up from its Unix mode", dir)
+	}
+	after, err := ReadSDDL(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := ParseSDDL(before)
+	a, _ := ParseSDDL(after)
+	if !SameSID(a.Owner, b.Owner) || a.Protected != b.Protected || len(a.Others()) != len(b.Others()) {
+		t.Errorf("after SetSDDL %s reads %s, want %s", dir, after, before)
 	}
 }

@@ -4,6 +4,8 @@ package proc
 
 import (
 	"fmt"
+	"os/user"
+	"strconv"
 
 	ps "github.com/shirou/gopsutil/v3/process"
 )
@@ -30,4 +32,34 @@ func List() ([]Process, error) {
 		out = append(out, Process{PID: int(p.Pid), ParentPID: int(ppid), Name: name})
 	}
 	return out, nil
+}
+
+// Identify reads the real user and the program of the process pid from
+// /proc.
+func Identify(pid int) (Identity, error) {
+	id := Identity{PID: pid}
+	p, err := ps.NewProcess(int32(pid))
+	if err != nil {
+		return id, fmt.Errorf("process %d: %w", pid, err)
+	}
+	if exe, err := p.Exe(); err != nil {
+		id.ImageErr = err.Error()
+	} else {
+		id.Image = exe
+	}
+	uids, err := p.Uids()
+	if err != nil || len(uids) == 0 {
+		id.AccountErr = fmt.Sprint(err)
+		return id, nil
+	}
+	id.Account = strconv.Itoa(int(uids[0]))
+	if u, err := user.LookupId(id.Account); err == nil {
+		id.AccountName = u.Username
+	}
+	return id, nil
+}
+
+// EventHolders fails: named events are Windows objects.
+func EventHolders(name string) ([]int, error) {
+	return nil, fmt.Errorf("finding who holds the event %s: named events exist only on Windows", name)
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,63 @@ func TestParent(t *testing.T) {
 		p, ok := Parent(list, tc.pid)
 		if ok != tc.ok || p.Name != tc.want {
 			t.Errorf("Parent(%d) = %+v, %v; want %q, %v", tc.pid, p, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// Identify names this test's own program and account, as the system
+// gives them.
+func TestIdentifyThisProcess(t *testing.T) {
+	id, err := Identify(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.Image != exe && !(runtime.GOOS == "windows" && strings.EqualFold(id.Image, exe)) {
+		t.Errorf("image %q (%s), want %q", id.Image, id.ImageErr, exe)
+	}
+	if id.Account == "" {
+		t.Errorf("no account: %s", id.AccountErr)
+	}
+	if runtime.GOOS != "windows" && id.Account != strconv.Itoa(os.Getuid()) {
+		t.Errorf("account %q, want user %d", id.Account, os.Getuid())
+	}
+	if runtime.GOOS == "windows" && !strings.HasPrefix(id.Account, "S-1-") {
+		t.Errorf("account %q is not a SID", id.Account)
+	}
+	if !strings.Contains(id.Who(), id.Account) {
+		t.Errorf("Who() = %q does not name %q", id.Who(), id.Account)
+	}
+}
+
+func TestIdentifyAProcessThatIsGone(t *testing.T) {
+	// Process ids are multiples of 4 on Windows and far below this on
+	// Linux: no process has it.
+	if _, err := Identify(0x7ffffff0); err == nil {
+		t.Error("Identify of a process that does not exist gave no error")
+	}
+}
+
+func TestSameObjectName(t *testing.T) {
+	for _, tc := range []struct {
+		nt, name string
+		want     bool
+	}{
+		{`\BaseNamedObjects\stackdump-4242`, `Global\stackdump-4242`, true},
+		{`\BaseNamedObjects\STACKDUMP-4242`, `global\stackdump-4242`, true},
+		{`\Sessions\1\BaseNamedObjects\stackdump-4242`, `Global\stackdump-4242`, false},
+		{`\BaseNamedObjects\stackdump-42420`, `Global\stackdump-4242`, false},
+		{`\BaseNamedObjects\x-stackdump-4242`, `Global\stackdump-4242`, false},
+		{`\Sessions\1\BaseNamedObjects\test-1`, `Local\test-1`, true},
+		{`\Sessions\1\BaseNamedObjects\test-1`, `test-1`, true},
+		{`\Sessions\1\BaseNamedObjects\xtest-1`, `Local\test-1`, false},
+		{``, `Local\test-1`, false},
+	} {
+		if got := SameObjectName(tc.nt, tc.name); got != tc.want {
+			t.Errorf("SameObjectName(%q, %q) = %v, want %v", tc.nt, tc.name, got, tc.want)
 		}
 	}
 }

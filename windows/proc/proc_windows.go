@@ -34,3 +34,43 @@ func List() ([]Process, error) {
 	}
 	return out, nil
 }
+
+// Identify reads the account and program of the process pid through a
+// handle with limited query rights, which SYSTEM and elevated
+// administrators get for every process but protected ones. A process
+// that is gone, or cannot be opened, is an error; what cannot be read of
+// one that was opened is said in the Identity.
+func Identify(pid int) (Identity, error) {
+	id := Identity{PID: pid}
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return id, fmt.Errorf("opening process %d: %w", pid, err)
+	}
+	defer windows.CloseHandle(h)
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n := uint32(len(buf))
+	if err := windows.QueryFullProcessImageName(h, 0, &buf[0], &n); err != nil {
+		id.ImageErr = err.Error()
+	} else {
+		id.Image = windows.UTF16ToString(buf[:n])
+	}
+	var tok windows.Token
+	if err := windows.OpenProcessToken(h, windows.TOKEN_QUERY, &tok); err != nil {
+		id.AccountErr = err.Error()
+		return id, nil
+	}
+	defer tok.Close()
+	u, err := tok.GetTokenUser()
+	if err != nil {
+		id.AccountErr = err.Error()
+		return id, nil
+	}
+	id.Account = u.User.Sid.String()
+	if name, domain, _, err := u.User.Sid.LookupAccount(""); err == nil {
+		id.AccountName = name
+		if domain != "" {
+			id.AccountName = domain + `\` + name
+		}
+	}
+	return id, nil
+}

@@ -8,6 +8,8 @@ package service
 
 import (
 	"fmt"
+
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"math"
 	"strings"
 	"time"
@@ -88,6 +90,14 @@ type Config struct {
 	// grace periods. Zero leaves Windows' default (10 s since Windows 10
 	// 1703 and Server 2019, 3 minutes before).
 	PreShutdownTimeout time.Duration
+	// EventSource is the Application log source Install registers for
+	// the service (eventlog.Source for edgecore; "" for none). Uninstall
+	// of DefaultName removes it.
+	EventSource string
+	// Environment are NAME=value lines the service manager gives the
+	// service's process (the service key's Environment value): join's
+	// proxy settings. Empty: the service inherits the system's.
+	Environment []string
 }
 
 // DefaultRuntimeService is containerd's service name, as `containerd.exe
@@ -187,6 +197,7 @@ func DefaultConfig(executable, configFile string, nodeShutdown time.Duration) Co
 		RestartOnErrorExit: true,
 		RuntimeService:     DefaultRuntimeService,
 		PreShutdownTimeout: PreShutdownTimeoutFor(nodeShutdown),
+		EventSource:        eventlog.Source,
 	}
 }
 
@@ -246,12 +257,32 @@ func (c Config) Validate() error {
 			return fmt.Errorf("service RuntimeService is %q, the service itself; a service cannot depend on itself", c.RuntimeService)
 		}
 	}
+	if err := validateEnvironment(c.Environment); err != nil {
+		return err
+	}
 	// A time-out below StopTimeout would let Windows shut down while the
 	// graceful shutdown still runs.
 	if c.PreShutdownTimeout != 0 && (c.PreShutdownTimeout < StopTimeout || c.PreShutdownTimeout > maxDelay) {
 		return fmt.Errorf("service PreShutdownTimeout is %v; it must be 0 (Windows' default) or between the graceful stop's %v and %v: "+
 			"lower the node's shutdown grace periods (modules.edged.tailoredKubeletConfig.shutdownGracePeriod)",
 			c.PreShutdownTimeout, StopTimeout, maxDelay)
+	}
+	return nil
+}
+
+// validateEnvironment checks that each line is NAME=value as the service
+// manager's Environment value holds them: a name without = or NUL, no NUL
+// in the value. The message names the variable, never its value (a proxy
+// URL may carry a password).
+func validateEnvironment(env []string) error {
+	for i, line := range env {
+		name, _, ok := strings.Cut(line, "=")
+		if !ok || name == "" || strings.ContainsAny(line, "\x00\r\n") {
+			if !ok {
+				name = fmt.Sprintf("line %d", i+1)
+			}
+			return fmt.Errorf("service Environment %s is not NAME=value on one line without NUL; correct it", name)
+		}
 	}
 	return nil
 }

@@ -3,9 +3,15 @@ package service
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 )
+
+// pid is this process's id, for the events.
+func pid() int { return os.Getpid() }
 
 // Control is a request from the service manager. The values are Windows'
 // SERVICE_CONTROL_* numbers.
@@ -93,6 +99,27 @@ func SetNodeShutdown(ns NodeShutdown) { nodeShutdown.Store(&ns) }
 // registeredNodeShutdown is the NodeShutdown in place, or nil.
 func registeredNodeShutdown() *NodeShutdown { return nodeShutdown.Load() }
 
+// eventLog is the Application log the service writes its life to, set by
+// SetEventLog; nil writes nothing.
+var eventLog atomic.Pointer[eventlog.Log]
+
+// SetEventLog makes the service write its start, stop, host shutdown and
+// failures to l (the Application log under eventlog.Source); nil stops it.
+func SetEventLog(l eventlog.Log) {
+	if l == nil {
+		eventLog.Store(nil)
+		return
+	}
+	eventLog.Store(&l)
+}
+
+// registeredEvents writes an event to the log SetEventLog set.
+func registeredEvents(k eventlog.Kind, msg string) {
+	if l := eventLog.Load(); l != nil {
+		_ = eventlog.Write(*l, k, msg) // the log file has it too
+	}
+}
+
 // serving is set while the process answers the service manager.
 var serving atomic.Bool
 
@@ -112,6 +139,15 @@ type lifecycle struct {
 	nodeShutdownSlack time.Duration
 	stopTimeout       time.Duration
 	progress          time.Duration
+	// events writes an event of the service's life (nil: none).
+	events func(k eventlog.Kind, msg string)
+}
+
+// event writes an event when l has somewhere to write it.
+func (l lifecycle) event(k eventlog.Kind, format string, args ...any) {
+	if l.events != nil {
+		l.events(k, fmt.Sprintf(format, args...))
+	}
 }
 
 // serve runs l.run, reports start-pending and then running, and answers
@@ -138,20 +174,33 @@ func (l lifecycle) serve(controls <-chan Control, send func(report)) (uint32, er
 	// in the background and each reconnects on its own, so there is no
 	// later point at which the node as a whole is "up".
 	set(report{State: Running, Accepting: true})
+	l.event(eventlog.Start, "The edgecore service started (process %d). It logs to its log file; `edgecore.exe service status` shows its state.", pid())
 
 	for {
 		select {
 		case err := <-done:
 			if err != nil {
+				l.event(eventlog.Refused, "The edgecore service stopped with an error, and the service manager restarts it after its recovery delay: %v. "+
+					"The log file has the detail; fix the cause it names (`edgecore.exe preflight` checks the host).", err)
 				return ExitRunFailed, fmt.Errorf("edgecore stopped with an error: %w", err)
 			}
+			l.event(eventlog.Refused, "The edgecore service stopped by itself, without a stop request; the service manager restarts it. The log file says why.")
 			return ExitUnexpectedStop, errors.New("edgecore stopped without a stop request from the service manager")
 		case c := <-controls:
 			switch c {
 			case ControlInterrogate:
 				send(current)
 			case ControlStop, ControlShutdown, ControlPreShutdown:
-				return ExitOK, l.shutdown(c, done, controls, set)
+				if c != ControlStop {
+					l.event(eventlog.PreShutdown, "The host is shutting down (%s): edgecore stops the node's pods by priority, then itself.", controlName(c))
+				}
+				err := l.shutdown(c, done, controls, set)
+				if err != nil {
+					l.event(eventlog.Stop, "The edgecore service stopped at the %s request, not cleanly: %v. The log file has the detail.", controlName(c), err)
+				} else {
+					l.event(eventlog.Stop, "The edgecore service stopped at the %s request.", controlName(c))
+				}
+				return ExitOK, err
 			}
 		}
 	}

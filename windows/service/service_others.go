@@ -47,3 +47,6 @@ func RunAsService(name string, _ func() error, _ func(), _ <-chan struct{}) erro
 func PreShutdownRequests(pid uint32) (<-chan struct{}, func(), error) {
 	return nil, func() {}, fmt.Errorf("event %s: %w", PreShutdownEventName(pid), ErrNotSupported)
 }
+
+// Processes fails with ErrNotSupported outside Windows.
+func Processes() (map[int]string, error) { return nil, notSupported(OpStatus, "*") }

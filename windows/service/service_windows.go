@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/windows/svc/mgr"
 
 	"github.com/kubeedge-windows/edgecore/windows/acl"
+	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/proc"
 	"github.com/kubeedge-windows/edgecore/windows/stackdump"
 )
@@ -87,6 +88,12 @@ func Install(c Config) (warnings []string, err error) {
 		}
 		return nil, fmt.Errorf("install service %q: %w; the service was removed again", c.Name, err)
 	}
+	if c.EventSource != "" {
+		if err := eventlog.Install(c.EventSource); err != nil {
+			warnings = append(warnings, fmt.Sprintf("the event source %q could not be registered in the Application log (%v): "+
+				"the service's start, stop and failures are in its log file only", c.EventSource, err))
+		}
+	}
 	return warnings, nil
 }
 
@@ -149,6 +156,11 @@ func configure(s *mgr.Service, c Config) (warnings []string, err error) {
 			warnings = append(warnings, w)
 		}
 	}
+	if len(c.Environment) > 0 {
+		if err := setEnvironment(s.Name, c.Environment); err != nil {
+			return nil, fmt.Errorf("setting the environment: %w", err)
+		}
+	}
 	if c.PreShutdownTimeout > 0 {
 		info := preShutdownInfo{TimeoutMillis: uint32(c.PreShutdownTimeout / time.Millisecond)}
 		err := windows.ChangeServiceConfig2(s.Handle, windows.SERVICE_CONFIG_PRESHUTDOWN_INFO, (*byte)(unsafe.Pointer(&info)))
@@ -161,6 +173,33 @@ func configure(s *mgr.Service, c Config) (warnings []string, err error) {
 	return warnings, nil
 }
 
+// setEnvironment writes the service key's Environment value (REG_MULTI_SZ),
+// which the service manager gives the service's process as its
+// environment block; deleting the service deletes it with the key.
+func setEnvironment(name string, env []string) error {
+	k, err := registry.OpenKey(registry.LOCAL_MACHINE, servicesKey+name, registry.SET_VALUE)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	return k.SetStringsValue("Environment", env)
+}
+
+// queryEnvironment reads the service key's Environment value, nil when
+// there is none or it cannot be read (status still says the rest).
+func queryEnvironment(name string) []string {
+	k, err := registry.OpenKey(registry.LOCAL_MACHINE, servicesKey+name, registry.QUERY_VALUE)
+	if err != nil {
+		return nil
+	}
+	defer k.Close()
+	env, _, err := k.GetStringsValue("Environment")
+	if err != nil {
+		return nil
+	}
+	return env
+}
+
 // Uninstall stops the service, waiting up to stopTimeout, and deletes it.
 // It fails with ErrNotInstalled if there is no such service.
 func Uninstall(name string, stopTimeout time.Duration) error {
@@ -168,7 +207,15 @@ func Uninstall(name string, stopTimeout time.Duration) error {
 		if err := stopService(OpUninstall, name, mgrHandle{s}, stopTimeout, pollInterval); err != nil {
 			return err
 		}
-		return explain(OpUninstall, name, s.Delete())
+		if err := s.Delete(); err != nil {
+			return explain(OpUninstall, name, err)
+		}
+		if name == DefaultName {
+			// The event source Install registered; the events written
+			// stay in the Application log.
+			_ = eventlog.Remove(eventlog.Source)
+		}
+		return nil
 	})
 }
 
@@ -288,6 +335,7 @@ func Query(name string) (Status, error) {
 		return st, explain(OpStatus, name, err)
 	}
 	st.Recovery = queryRecovery(s)
+	st.Environment = queryEnvironment(name)
 	return st, nil
 }
 
@@ -456,6 +504,7 @@ func RunAsService(name string, run func() error, stop func(), preShutdown <-chan
 			run: run, stop: stop,
 			nodeShutdown: registeredNodeShutdown, nodeShutdownSlack: NodeShutdownSlack,
 			stopTimeout: StopTimeout, progress: progressInterval,
+			events: registeredEvents,
 		},
 		preShutdown: preShutdown,
 		result:      make(chan error, 1),

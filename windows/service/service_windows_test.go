@@ -512,3 +512,28 @@ func TestReadStringBlockReadsWhatStringBlockWrites(t *testing.T) {
 		t.Errorf("readStringBlock(nil) = %q, want none", got)
 	}
 }
+
+// The running services' processes are listed by process id; Wine's own
+// services (its RPC server, Plug and Play) run in every prefix, as
+// Windows' do on a host.
+func TestProcessesListsRunningServices(t *testing.T) {
+	got, err := Processes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 {
+		t.Fatal("no running service listed")
+	}
+	for pid, name := range got {
+		st, err := Query(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int(st.ProcessID) != pid {
+			t.Errorf("Processes lists %s as process %d, Query says %d", name, pid, st.ProcessID)
+		}
+	}
+	if _, ok := got[os.Getpid()]; ok {
+		t.Errorf("this test process (%d) is listed as a service", os.Getpid())
+	}
+}

@@ -101,6 +101,9 @@ type Status struct {
 	// PreShutdownTimeout is how long a host shutdown waits for the
 	// service after pre-shutdown; 0 when it could not be read.
 	PreShutdownTimeout time.Duration
+	// Environment is the service's own environment (the service key's
+	// Environment value), nil when it has none or it could not be read.
+	Environment []string
 }
 
 // Recovery is a service's failure actions as the service manager holds

@@ -4,10 +4,13 @@ package stackdump
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/kubeedge-windows/edgecore/windows/proc"
 )
 
 // Event is a stack dump event this process created.
@@ -40,7 +43,7 @@ func Create(name, sddl string) (*Event, error) {
 	h, err := windows.CreateEvent(sa, 0, 0, name16)
 	if err == windows.ERROR_ALREADY_EXISTS {
 		windows.CloseHandle(h)
-		return nil, fmt.Errorf("creating event %s: %w; another process created it first", name, ErrExists)
+		return nil, fmt.Errorf("creating event %s: %w; %s", name, ErrExists, creator(name))
 	}
 	if err != nil {
 		if err == windows.ERROR_ACCESS_DENIED {
@@ -54,6 +57,30 @@ func Create(name, sddl string) (*Event, error) {
 		return nil, fmt.Errorf("creating event %s: its quit event: %w", name, err)
 	}
 	return &Event{name: name, signal: h, quit: quit}, nil
+}
+
+// creator says which process made the event name before this one, for
+// the operator to look at: the process holding it (proc.EventHolders),
+// its program and account.
+func creator(name string) string {
+	pids, err := proc.EventHolders(name)
+	if err != nil || len(pids) == 0 {
+		why := "no other process holds it any more"
+		if err != nil {
+			why = err.Error()
+		}
+		return "another process created it first, with an access list of its choosing (which one could not be found: " + why + ")"
+	}
+	var who []string
+	for _, pid := range pids {
+		s := fmt.Sprintf("process %d", pid)
+		if id, err := proc.Identify(pid); err == nil {
+			s += fmt.Sprintf(" (%s, running as %s)", id.Image, id.Who())
+		}
+		who = append(who, s)
+	}
+	return fmt.Sprintf("%s created it first, with an access list of its choosing; fix: stop %s (Stop-Process -Id %d in an elevated PowerShell) and restart edgecore",
+		strings.Join(who, " and "), who[0], pids[0])
 }
 
 // Name is the event's name.

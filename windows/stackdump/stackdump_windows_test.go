@@ -3,9 +3,12 @@
 package stackdump
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +92,54 @@ func TestCreateRefusesAnExistingEvent(t *testing.T) {
 			ev.Close()
 		}
 		t.Errorf("Create of an event someone else made = %v, want ErrExists", err)
+	}
+}
+
+// squatEnv makes the test binary another process that creates the event
+// its value names and holds it until its standard input closes.
+const squatEnv = "EDGECORE_STACKDUMP_TEST_SQUAT"
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(squatEnv); name != "" {
+		name16, _ := windows.UTF16PtrFromString(name)
+		if _, err := windows.CreateEvent(nil, 0, 0, name16); err != nil {
+			fmt.Println("create:", err)
+			os.Exit(1)
+		}
+		fmt.Println("holding")
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// Another process created the event name first, as any account may in the
+// Global namespace: Create refuses it and names that process.
+func TestCreateNamesTheProcessThatMadeTheEventFirst(t *testing.T) {
+	name := testName(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), squatEnv+"="+name)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); strings.TrimSpace(line) != "holding" {
+		t.Fatalf("the other process did not create the event: %q %v", line, err)
+	}
+	ev, err := Create(name, testSDDL)
+	if err == nil {
+		ev.Close()
+		t.Fatalf("Create of an event process %d made succeeded", cmd.Process.Pid)
+	}
+	want := fmt.Sprintf("process %d (", cmd.Process.Pid)
+	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), want) {
+		t.Errorf("Create = %v, want ErrExists naming %q", err, want)
 	}
 }
 

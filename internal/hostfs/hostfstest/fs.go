@@ -27,7 +27,8 @@ type FS struct {
 	mu    sync.Mutex
 	goos  string
 	nodes map[string]*node
-	// Changes are "mkdir P", "write P", "copy S -> D", "rename F -> T",
+	// Changes are "mkdir P", "write P", "copy S -> D", "copy private S ->
+	// D", "rename F -> T",
 	// "remove P" and "removeall P", in order.
 	Changes []string
 	// FailMkdir and FailRemove make Mkdir and Remove of a path fail with
@@ -332,7 +333,12 @@ func (f *FS) WriteFile(path string, data []byte) error {
 	return nil
 }
 
-func (f *FS) CopyFile(src, dst string) error {
+func (f *FS) CopyFile(src, dst string) error { return f.copy("copy", src, dst) }
+
+// CopyPrivate is CopyFile, recorded as "copy private S -> D".
+func (f *FS) CopyPrivate(src, dst string) error { return f.copy("copy private", src, dst) }
+
+func (f *FS) copy(op, src, dst string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n, ok := f.nodes[src]
@@ -342,7 +348,7 @@ func (f *FS) CopyFile(src, dst string) error {
 	if err := f.put("open", dst, n.data); err != nil {
 		return err
 	}
-	f.record("copy %s -> %s", src, dst)
+	f.record("%s %s -> %s", op, src, dst)
 	return nil
 }
 

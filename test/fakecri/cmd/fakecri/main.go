@@ -4,6 +4,11 @@
 //
 //	fakecri [--endpoint npipe://./pipe/NAME|tcp://127.0.0.1:PORT|unix:///PATH]
 //	        [--image NAME]... [--image-size BYTES] [--image-fs-dir DIR] [--pod-cidr CIDR] [--v]
+//	        [--pipe-sddl SDDL]
+//
+// Its pipe is administrators-only (fakecri.PipeSDDL) unless --pipe-sddl
+// says otherwise: --pipe-sddl "" serves it as any user's program would,
+// which the node refuses to talk to.
 //
 // With -v it logs every CRI call, each container stop and ExecSync as
 // "action: " and the action (fakecri.Action), and each call on a pod's
@@ -46,6 +51,7 @@ func main() {
 	flag.StringVar(&opts.ImageFsDir, "image-fs-dir", filepath.Join(os.TempDir(), "fakecri"), "directory reported as the image file system")
 	flag.StringVar(&opts.PodCIDR, "pod-cidr", fakecri.DefaultPodCIDR, "range pod sandbox IPs are taken from")
 	verbose := flag.Bool("v", false, "log every CRI call")
+	pipeSDDL := flag.String("pipe-sddl", fakecri.PipeSDDL, "security descriptor of the named pipe; the default is an administrators-only pipe, which the node trusts as an operator's runtime; \"\" gives go-winio's default, the pipe of any user's program, which the node refuses")
 	flag.Parse()
 	if flag.NArg() != 0 {
 		fail("unexpected arguments %q", flag.Args())
@@ -78,7 +84,7 @@ func main() {
 	if err != nil {
 		fail("%v", err)
 	}
-	l, err := fakecri.Listen(*endpoint)
+	l, err := fakecri.ListenWith(*endpoint, *pipeSDDL)
 	if err != nil {
 		fail("%v", err)
 	}
@@ -89,8 +95,9 @@ func main() {
 		log.Printf("%v: stopping", s)
 		srv.Stop()
 	}()
-	// Tests wait for this line before starting a kubelet.
-	log.Printf("serving CRI v1 on %s", *endpoint)
+	// Tests wait for this line before starting a kubelet; the process id
+	// is the one the node names when it refuses a server.
+	log.Printf("serving CRI v1 on %s (process %d)", *endpoint, os.Getpid())
 	if err := srv.Serve(l); err != nil {
 		fail("%v", err)
 	}
