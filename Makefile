@@ -235,6 +235,13 @@ $(E2E)/controller-manager: $(WORK) test/e2e/controllermanager/main.go $(SOURCES)
 	go build -trimpath -o $@ ./test/e2e/controllermanager
 $(E2E)/fakecri: $(FAKECRI_SOURCES) $(WORK)
 	go build -trimpath -o $@ ./test/fakecri/cmd/fakecri
+# The e2e's test build of edgecore.exe, never released: with the build tag
+# e2ehns its kernelspace proxier programs a recording HNS that logs each
+# call (internal/modules/hns_e2e_windows.go), since Wine has no HNS;
+# TestWindowsServices reads those lines.
+HNSREC_EXE := $(E2E)/edgecore-hnsrec.exe
+$(HNSREC_EXE): $(SOURCES) $(WORK) $(SYSO) $(wildcard test/hnsrec/*.go)
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -tags $(EDGECORE_TAGS),e2ehns -o $@ ./cmd/edgecore
 # What an administrator runs to rehearse a host shutdown on the service
 # (its pre-shutdown event), for TestWindowsNodeShutdown.
 PRESHUTDOWN_EXE := $(OUT)/windows-amd64/preshutdown.exe
@@ -323,9 +330,10 @@ E2E_ENV = JOURNEY_WINEPREFIX=$(CURDIR)/$(CLEAN_PREFIX) \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
 	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) PRESHUTDOWN_EXE=$(CURDIR)/$(PRESHUTDOWN_EXE) \
 	KEADMNODE_EXE=$(CURDIR)/$(KEADMNODE_EXE) KEADM_EDGECORE_EXE=$(CURDIR)/$(REF_EXE) KEADM_FIXTURE_ARGS='$(KEADM_FIXTURE_ARGS)' \
+	EDGECORE_HNSREC_EXE=$(CURDIR)/$(HNSREC_EXE) \
 	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine)
 
-e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(KEADMNODE_EXE) $(REF_EXE) $(E2E)/kube-apiserver $(E2E)/kube-controller-manager $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) $(PREVIOUS_EXE)
+e2e: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(PRESHUTDOWN_EXE) $(KEADMNODE_EXE) $(REF_EXE) $(HNSREC_EXE) $(E2E)/kube-apiserver $(E2E)/kube-controller-manager $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(UPGRADE_GOOD) $(UPGRADE_BAD) $(PACKAGE) $(PREVIOUS_EXE)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	$(E2E_ENV) go test -tags e2e -count=1 -v -timeout 45m $(if $(E2E_RUN),-run '$(E2E_RUN)') ./test/e2e/
 	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
@@ -44,6 +45,10 @@ type JoinOptions struct {
 	// The zero value turns the tunnel on, so every caller that builds
 	// options gets the default the operator gets.
 	NoStream bool
+	// Services is --services: the switch of Services at the node
+	// (GateServices). nil leaves it to the command: join turns it on when
+	// it writes the pod network, config leaves it off.
+	Services *bool
 }
 
 // Reach reports whether cloudcore answers at a host:port; nil means yes.
@@ -135,6 +140,11 @@ func JoinConfig(o JoinOptions, host Host, reach Reach) (*v1alpha2.EdgeCoreConfig
 	if o.RemoteRuntimeEndpoint != "" {
 		e.TailoredKubeletConfig.ContainerRuntimeEndpoint = o.RemoteRuntimeEndpoint
 		e.TailoredKubeletConfig.ImageServiceEndpoint = o.RemoteRuntimeEndpoint
+	}
+	if o.Services != nil {
+		// The DNS responder's address is the pod network's, which the
+		// node reads from the network's record when it starts.
+		SetServices(c, *o.Services, netip.Addr{})
 	}
 	rewrites := Normalize(c, host.GOOS)
 	if errs := validateAll(c, host.GOOS); len(errs) > 0 {

@@ -25,7 +25,33 @@ func (o *JoinOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(streamFlag{&o.NoStream}, "stream", "Connect to cloudcore's stream tunnel (port "+DefaultTunnelPort+
 		") for kubectl logs, exec, attach and metrics; --stream=false leaves it off")
 	fs.Lookup("stream").NoOptDefVal = "true"
+	fs.Var(optionalBool{&o.Services}, "services", "Serve Services at the node: ClusterIP and NodePort for the node's pods (Windows' kernelspace proxier) "+
+		"and the cluster's DNS names, from the node's own store (featureGates."+GateServices+"; needs cloudcore's dynamicController). "+
+		"Default: on when join writes the pod network, off otherwise")
+	fs.Lookup("services").NoOptDefVal = "true"
 }
+
+// optionalBool is a boolean flag whose absence is its own value (nil):
+// the command decides then.
+type optionalBool struct{ v **bool }
+
+func (f optionalBool) String() string {
+	if f.v == nil || *f.v == nil {
+		return "auto"
+	}
+	return strconv.FormatBool(**f.v)
+}
+
+func (f optionalBool) Set(v string) error {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("expected true or false, got %q", v)
+	}
+	*f.v = &on
+	return nil
+}
+
+func (f optionalBool) Type() string { return "bool" }
 
 // streamFlag is --stream, a boolean flag defaulting to true, held as its
 // negation.

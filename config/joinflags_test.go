@@ -84,3 +84,43 @@ func TestJoinFlagRefusesADottedQuadThatIsNoAddress(t *testing.T) {
 		}
 	}
 }
+
+// --services is on, off or left to the command; config writes the
+// switch only when it is given.
+func TestServicesFlag(t *testing.T) {
+	host := Host{GOOS: Windows, Hostname: "EDGE-1", NodeIP: "192.0.2.10", SystemDrive: "C:"}
+	for _, tc := range []struct {
+		args    []string
+		want    string
+		written bool
+		on      bool
+	}{
+		{nil, "auto", false, false},
+		{[]string{"--services"}, "true", true, true},
+		{[]string{"--services=false"}, "false", true, false},
+	} {
+		var o JoinOptions
+		fs := pflag.NewFlagSet("config", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := fs.Lookup("services").Value.String(); got != tc.want {
+			t.Errorf("%v: --services reads %q", tc.args, got)
+		}
+		o.CloudCoreIPPort, o.Token = "10.0.0.1:10000", strings.Repeat("a", 64)+".x.y.z"
+		c, _, err := JoinConfig(o, host, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, written := c.FeatureGates[GateServices]; written != tc.written || ServicesOf(c).On != tc.on {
+			t.Errorf("%v: featureGates %v", tc.args, c.FeatureGates)
+		}
+	}
+	var o JoinOptions
+	fs := pflag.NewFlagSet("config", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--services=sometimes"}); err == nil || !strings.Contains(err.Error(), `expected true or false`) {
+		t.Errorf("--services=sometimes: %v", err)
+	}
+}

@@ -24,6 +24,7 @@ func validateAll(c *v1alpha2.EdgeCoreConfig, goos string) field.ErrorList {
 	errs = append(errs, validateNetwork(c)...)
 	errs = append(errs, validateMetaServer(c)...)
 	errs = append(errs, validateKubeletServer(c, goos)...)
+	errs = append(errs, validateServices(c)...)
 	errs = append(errs, validation.ValidateDataBase(*c.DataBase)...)
 	errs = append(errs, validation.ValidateModuleEdgeHub(*c.Modules.EdgeHub)...)
 	errs = append(errs, validation.ValidateModuleEventBus(*c.Modules.EventBus)...)

@@ -2,6 +2,7 @@ package cni
 
 import (
 	"encoding/json"
+	"errors"
 	"net/netip"
 	"strings"
 )
@@ -133,4 +134,24 @@ func suggestFree(hosts []HostNetwork) string {
 		}
 	}
 	return exampleSubnet
+}
+
+// NATAddresses reads the pod range and the gateway of a nat configuration
+// Generate wrote. The host's own address on the nat network is the
+// gateway: the pods' route out, and where the node's DNS responder
+// answers them.
+func NATAddresses(conf []byte) (netip.Prefix, netip.Addr, error) {
+	var c netConf
+	if err := json.Unmarshal(conf, &c); err != nil {
+		return netip.Prefix{}, netip.Addr{}, err
+	}
+	subnet, err := netip.ParsePrefix(c.IPAM.Subnet)
+	if err != nil {
+		return netip.Prefix{}, netip.Addr{}, err
+	}
+	if len(c.IPAM.Routes) == 0 {
+		return subnet, netip.Addr{}, errors.New("the configuration names no gateway")
+	}
+	gw, err := netip.ParseAddr(c.IPAM.Routes[0].GW)
+	return subnet, gw, err
 }

@@ -106,6 +106,11 @@ func TestGenerateGateway(t *testing.T) {
 			if !strings.Contains(string(out), tc.wantG) {
 				t.Errorf("want %s in\n%s", tc.wantG, out)
 			}
+			// What the record keeps as the host's address on the network.
+			subnet, gw, err := NATAddresses(out)
+			if err != nil || subnet.String() != netip.MustParsePrefix(tc.opts.Subnet).Masked().String() || !strings.Contains(tc.wantG, `"`+gw.String()+`"`) {
+				t.Errorf("NATAddresses = %s, %s, %v", subnet, gw, err)
+			}
 		})
 	}
 }

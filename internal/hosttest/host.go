@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -538,7 +539,11 @@ type HNS struct {
 	Calls     []string
 	Networks  map[string]*hns.Network
 	Endpoints map[string]*hns.Endpoint
-	Fail      error
+	// LBs and Remote are what the node's proxier programmed: load
+	// balancers, and the remote endpoints (by ID) among Endpoints.
+	LBs    []hns.LoadBalancer
+	Remote map[string]bool
+	Fail   error
 }
 
 func (h *HNS) call(format string, args ...any) error {
@@ -595,6 +600,28 @@ func (h *HNS) Forwarding(a netip.Addr) (hns.Interface, error) {
 	return hns.Interface{Name: "vEthernet (" + a.String() + ")", Forwarding: true}, h.call("Forwarding %s", a)
 }
 func (h *HNS) EnableForwarding(a netip.Addr) error { return h.call("EnableForwarding %s", a) }
+func (h *HNS) LoadBalancers() ([]hns.LoadBalancer, error) {
+	return append([]hns.LoadBalancer(nil), h.LBs...), h.call("LoadBalancers")
+}
+func (h *HNS) DeleteLoadBalancer(id string) error {
+	for i, lb := range h.LBs {
+		if lb.ID == id {
+			h.LBs = append(h.LBs[:i], h.LBs[i+1:]...)
+			break
+		}
+	}
+	return h.call("DeleteLoadBalancer %s", id)
+}
+func (h *HNS) NetworkEndpoints(networkID string) ([]hns.NetworkEndpoint, error) {
+	var out []hns.NetworkEndpoint
+	for _, e := range h.Endpoints {
+		if e.NetworkID == networkID {
+			out = append(out, hns.NetworkEndpoint{Endpoint: *e, Remote: h.Remote[e.ID]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, h.call("NetworkEndpoints %s", networkID)
+}
 
 // PodNetHost is the fake host's network: one adapter with the node's
 // address, and the fake HNS.

@@ -136,6 +136,8 @@ type Join struct {
 	// netReason says which.
 	net       *podnet.Setup
 	netReason string
+	// servicesReason says whether Services at the node are on, and why.
+	servicesReason string
 	// panicBefore is the panic log as it was before the service started
 	// (nil if there was none), so that only what this attempt wrote to it
 	// is read.
@@ -155,12 +157,16 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 	if err := j.decideNetwork(); err != nil {
 		return err
 	}
+	if err := j.decideServices(); err != nil {
+		return err
+	}
 	p := j.Plan()
 	if o.DryRun {
 		fmt.Fprintf(out, "Dry run: %s join would do the following; nothing is changed.\n", config.ExecutableName(j.goos))
 		fmt.Fprintf(out, "Container runtime: %s.\n", j.rt.Reason())
 		fmt.Fprintf(out, "Pod network: %s.\n", j.netReason)
 		j.printProxy(out)
+		fmt.Fprintf(out, "Services at the node: %s.\n", j.servicesReason)
 		p.Print(out)
 		return nil
 	}
@@ -168,6 +174,7 @@ func Run(ctx context.Context, out io.Writer, o Options, sys System) error {
 	fmt.Fprintf(out, "Container runtime: %s.\n", j.rt.Reason())
 	fmt.Fprintf(out, "Pod network: %s.\n", j.netReason)
 	j.printProxy(out)
+	fmt.Fprintf(out, "Services at the node: %s.\n", j.servicesReason)
 	if err := p.Run(ctx, out); err != nil {
 		return err
 	}

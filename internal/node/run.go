@@ -41,6 +41,10 @@ type Wiring struct {
 	// UpgradeAgent makes the agent of upgrades and cloud jobs for the
 	// node's lifetime ctx (modules.NewUpgradeAgent).
 	UpgradeAgent func(ctx context.Context, d *deps.Dependencies, cfg *v1alpha2.EdgeCoreConfig, configFile string) Agent
+	// Services prepares Services at the node when the configuration
+	// turns them on (modules.RegisterServices): before Register, since
+	// it gives the kubelet the pods' DNS server.
+	Services func(cfg *v1alpha2.EdgeCoreConfig, d *deps.Dependencies)
 	// Register registers the upstream modules, with the agent's
 	// executors in place of upstream's, and the hub's hooks recording
 	// the connection's state in statusFile ("" for nowhere)
@@ -67,6 +71,7 @@ func HostWiring() Wiring {
 		UpgradeAgent: func(ctx context.Context, d *deps.Dependencies, cfg *v1alpha2.EdgeCoreConfig, configFile string) Agent {
 			return modules.NewUpgradeAgent(ctx, d, cfg, configFile)
 		},
+		Services: modules.RegisterServices,
 		Register: func(cfg *v1alpha2.EdgeCoreConfig, goos string, a Agent, statusFile string) {
 			modules.Register(cfg, goos, a.(*modules.UpgradeAgent), statusFile)
 		},
@@ -114,7 +119,9 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	if token := cfg.Modules.EdgeHub.Token; token != "" {
 		w.PanicHandler(func(module string, value any, stack []byte) { panicked(module, value, stack, token) })
 	}
-	if err := features.DefaultMutableFeatureGate.SetFromMap(cfg.FeatureGates); err != nil {
+	// KubeEdge's gates: the configuration's featureGates less the switches
+	// our loader owns (config.GateServices).
+	if err := features.DefaultMutableFeatureGate.SetFromMap(config.UpstreamFeatureGates(cfg.FeatureGates)); err != nil {
 		return fmt.Errorf("config file %s: featureGates: %w", opts.ConfigFile, err)
 	}
 	klog.InfoS("Starting edgecore", "version", version.Get().Version, "kubeedge", upstreamversion.Get().GitVersion,
@@ -175,6 +182,7 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	// registers with the service once it runs.
 	installNodeShutdown(shutdown)
 	upgrades := w.UpgradeAgent(ctx, d, cfg, opts.ConfigFile)
+	w.Services(cfg, d)
 	w.Register(cfg, host.GOOS, upgrades, opts.hubStatus)
 	// An upgrade that restarted the service into this process (or was cut
 	// short by a power loss) is finished or rolled back from here.

@@ -53,6 +53,13 @@ func (w *wiringLog) wiring() Wiring {
 			w.calls = append(w.calls, "upgrade agent")
 			return w.agent
 		},
+		Services: func(_ *v1alpha2.EdgeCoreConfig, d *deps.Dependencies) {
+			if d != w.deps {
+				w.calls = append(w.calls, "services without the dependencies")
+				return
+			}
+			w.calls = append(w.calls, "services")
+		},
 		Register: func(_ *v1alpha2.EdgeCoreConfig, _ string, a Agent, _ string) {
 			if a != Agent(w.agent) {
 				w.calls = append(w.calls, "register without the agent")
@@ -157,7 +164,7 @@ func TestRunWiresTheUpgradeAgentTheConfigWatchAndThePanicHook(t *testing.T) {
 
 	// The second panic handler knows the join token, which it keeps
 	// out of what a panic prints.
-	want := []string{"panic handler", "watch " + opts.ConfigFile, "panic handler", "upgrade agent", "register", "watch upgrades", "run"}
+	want := []string{"panic handler", "watch " + opts.ConfigFile, "panic handler", "upgrade agent", "services", "register", "watch upgrades", "run"}
 	if strings.Join(w.calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Run wired\n  %s\nwant\n  %s", strings.Join(w.calls, "\n  "), strings.Join(want, "\n  "))
 	}

@@ -116,3 +116,15 @@ func PodCIDR(dataSource, name string) (string, error) {
 	}
 	return n.Spec.PodCIDR, nil
 }
+
+// Count is how many objects of type typ (metamanager's type of the meta
+// table: "service", "endpointslice", ...) the database at dataSource
+// holds.
+func Count(dataSource, typ string) (int, error) {
+	n := 0
+	err := each(dataSource, typ, func(string, string) (bool, error) {
+		n++
+		return true, nil
+	})
+	return n, err
+}

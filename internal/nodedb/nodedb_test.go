@@ -105,6 +105,27 @@ func TestNodeFromUpstreamsDatabase(t *testing.T) {
 		pods[0].Annotations["edge.kubeedge.io/hold-upgrade"]+pods[1].Annotations["edge.kubeedge.io/hold-upgrade"] != "true" {
 		t.Fatalf("Pods = %v; want default/web-1 (Pending, annotated) and shop/plc (Running)", got2)
 	}
+
+	// Services and EndpointSlices, as metamanager stores what the cloud's
+	// dynamicController sends, are counted by type.
+	for _, m := range []models.Meta{
+		{Key: "default/service/kubernetes", Type: "service", Value: "{}"},
+		{Key: "kube-system/service/kube-dns", Type: "service", Value: "{}"},
+		{Key: "default/endpointslice/kubernetes", Type: "endpointslice", Value: "{}"},
+	} {
+		if err := metas.InsertOrUpdate(&m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := Count(path, "service"); n != 2 || err != nil {
+		t.Fatalf("Count(service) = %d, %v", n, err)
+	}
+	if n, err := Count(path, "endpointslice"); n != 1 || err != nil {
+		t.Fatalf("Count(endpointslice) = %d, %v", n, err)
+	}
+	if _, err := Count(filepath.Join(dir, "absent.db"), "service"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Count of a missing database: %v", err)
+	}
 }
 
 func TestNodeRejectsAnotherObject(t *testing.T) {

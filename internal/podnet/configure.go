@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -121,6 +122,12 @@ func Prepare(o Options, env Env) (*Setup, error) {
 
 // Mode is the network's mode, cni.ModeNAT or cni.ModeL2Bridge.
 func (s *Setup) Mode() string { return s.r.o.Mode }
+
+// HostIP is the host's own address on the network (State.HostAddress).
+func (s *Setup) HostIP() netip.Addr {
+	a, _ := s.r.state.HostAddress()
+	return a
+}
 
 // Plugin is the CNI plugin the configuration names, and PluginFile the
 // executable containerd runs for it, in the CNI bin folder.
@@ -257,6 +264,9 @@ func (r *run) prepare() error {
 				Fix:     fmt.Sprintf("use %s %s, or remove that network first (edgecore.exe reset --network)", cni.FlagNetworkName, n.Name)}
 		}
 		r.state.Plugin, r.state.Subnet, r.state.NodeIP = p.Plugin, p.Subnet.String(), p.NodeIP.String()
+		r.state.HostIP = p.EndpointIP.String()
+	} else if subnet, gw, err := cni.NATAddresses(r.conf); err == nil {
+		r.state.Subnet, r.state.HostIP = subnet.String(), gw.String()
 	}
 	return nil
 }

@@ -55,6 +55,11 @@ func TestL2BridgeSetsUpEverything(t *testing.T) {
 		st.Endpoint == nil || !st.Endpoint.Created || st.Endpoint.ID != "id-2" || st.CNIConfFile != h.options().Output {
 		t.Errorf("state %s", files["cni-config.json"])
 	}
+	// The host's address on the network, where the node's DNS responder
+	// answers the pods, and the network the proxier programs.
+	if a, ok := st.HostAddress(); !ok || a.String() != "10.160.11.2" || st.HostIP != "10.160.11.2" || st.NetworkName() != "edgecore-l2bridge" {
+		t.Errorf("host address %v %v, network %q", a, ok, st.NetworkName())
+	}
 	for _, want := range []string{
 		"creating HNS network \"edgecore-l2bridge\" (L2Bridge, 10.160.11.0/24, gateway 10.160.11.1) on adapter \"eth1\"",
 		"Wrote " + h.options().Output,
@@ -298,6 +303,9 @@ func TestNATPointsContainerdAtTheFile(t *testing.T) {
 	st, _, _ := ReadState(hostfs.OS{}, o.StateFile)
 	if st.Mode != cni.ModeNAT || st.Network != nil || st.CNIConfFile != o.Output {
 		t.Errorf("state %+v", st)
+	}
+	if a, ok := st.HostAddress(); !ok || a.String() != "10.244.2.1" || st.Subnet != "10.244.2.0/24" || st.NetworkName() != "nat" {
+		t.Errorf("nat record: host address %v %v, subnet %q, network %q", a, ok, st.Subnet, st.NetworkName())
 	}
 	// An existing different file needs --force, before anything changes.
 	o.NAT.Subnet = "10.244.3.0/24"

@@ -26,6 +26,11 @@ type HNS interface {
 	// Forwarding describes the host interface that has addr.
 	Forwarding(addr netip.Addr) (hns.Interface, error)
 	EnableForwarding(addr netip.Addr) error
+	// The load balancers and remote endpoints the node's kernelspace
+	// proxier programs on the network (RemoveProxierObjects).
+	LoadBalancers() ([]hns.LoadBalancer, error)
+	DeleteLoadBalancer(id string) error
+	NetworkEndpoints(networkID string) ([]hns.NetworkEndpoint, error)
 }
 
 // writeFile replaces path atomically through fsys (hostfs.FS.WriteFile),

@@ -44,11 +44,15 @@ type fakeHNS struct {
 	forwarding map[netip.Addr]bool
 	nextID     int
 	calls      []string
+	// lbs and remote are what a proxier programmed: load balancers, and
+	// which endpoints stand for pods of other hosts.
+	lbs    []hns.LoadBalancer
+	remote map[string]bool
 }
 
 func newFakeHNS(s *changes) *fakeHNS {
 	return &fakeHNS{steps: s, networks: map[string]*hns.Network{}, endpoints: map[string]*hns.Endpoint{},
-		attached: map[string]bool{}, forwarding: map[netip.Addr]bool{}}
+		attached: map[string]bool{}, forwarding: map[netip.Addr]bool{}, remote: map[string]bool{}}
 }
 
 func (f *fakeHNS) id() string {
@@ -148,6 +152,33 @@ func (f *fakeHNS) EnableForwarding(a netip.Addr) error {
 	}
 	f.forwarding[a] = true
 	return nil
+}
+
+func (f *fakeHNS) LoadBalancers() ([]hns.LoadBalancer, error) {
+	f.calls = append(f.calls, "LoadBalancers")
+	return append([]hns.LoadBalancer(nil), f.lbs...), nil
+}
+
+func (f *fakeHNS) DeleteLoadBalancer(id string) error {
+	f.calls = append(f.calls, "DeleteLoadBalancer "+id)
+	for i, lb := range f.lbs {
+		if lb.ID == id {
+			f.lbs = append(f.lbs[:i], f.lbs[i+1:]...)
+			return nil
+		}
+	}
+	return nil
+}
+
+func (f *fakeHNS) NetworkEndpoints(networkID string) ([]hns.NetworkEndpoint, error) {
+	var out []hns.NetworkEndpoint
+	for _, e := range f.endpoints {
+		if e.NetworkID == networkID {
+			out = append(out, hns.NetworkEndpoint{Endpoint: *e, Remote: f.remote[e.ID]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
 }
 
 func (f *fakeHNS) mutations() []string {

@@ -65,6 +65,13 @@ func (r Remover) Remove(_ context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "no pod network recorded in %s: nothing to remove\n", r.StateFile)
 		return nil
 	}
+	// The Services' load balancers first: HNS keeps a network whose
+	// endpoints they use.
+	if n := st.Network; n != nil && n.Created {
+		if err := RemoveProxierObjects(out, r.HNS, st); err != nil {
+			return err
+		}
+	}
 	if e := st.Endpoint; e != nil {
 		if err := r.remove("endpoint", e, func(name string) (string, error) {
 			x, err := r.HNS.EndpointByName(name)

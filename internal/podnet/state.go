@@ -14,8 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 )
@@ -43,6 +45,10 @@ type State struct {
 	WrittenBy string `json:"writtenBy,omitempty"`
 	Subnet    string `json:"subnet,omitempty"`
 	NodeIP    string `json:"nodeIP,omitempty"`
+	// HostIP is the host's own address on the network: the l2bridge
+	// host endpoint's, the nat network's gateway. Pods reach the host
+	// there, and the node's DNS responder answers them there.
+	HostIP string `json:"hostIP,omitempty"`
 	// Network and Endpoint are the HNS objects of an l2bridge network.
 	Network  *Object `json:"network,omitempty"`
 	Endpoint *Object `json:"endpoint,omitempty"`
@@ -71,6 +77,42 @@ func ReadState(fsys hostfs.FS, path string) (s State, ok bool, err error) {
 		return State{}, false, fmt.Errorf("%s is not cni-config's record (%v): delete it and run cni-config again", path, err)
 	}
 	return s, true, nil
+}
+
+// HostAddress is the host's own address on the network; false when the
+// record does not say (a nat record written before it kept one).
+func (s State) HostAddress() (netip.Addr, bool) {
+	for _, v := range []string{s.HostIP, endpointIP(s)} {
+		if a, err := netip.ParseAddr(v); err == nil {
+			return a, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+func endpointIP(s State) string {
+	if s.Endpoint != nil && s.Mode == cni.ModeL2Bridge {
+		return s.Endpoint.IP
+	}
+	return ""
+}
+
+// NetworkName is the HNS network the pods are on: the l2bridge network
+// cni-config made, or the nat plugin's "nat".
+func (s State) NetworkName() string {
+	if s.Mode == cni.ModeL2Bridge && s.Network != nil {
+		return s.Network.Name
+	}
+	if s.Mode == cni.ModeNAT {
+		return cni.NetworkName
+	}
+	return ""
+}
+
+// PodRange is the network's pod range; false when the record does not say.
+func (s State) PodRange() (netip.Prefix, bool) {
+	p, err := netip.ParsePrefix(s.Subnet)
+	return p.Masked(), err == nil
 }
 
 func (s State) encode() []byte {

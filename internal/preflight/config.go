@@ -67,6 +67,11 @@ type Config struct {
 	// Layout is the host's default locations: where containerd keeps its
 	// data unless its config.toml says otherwise.
 	Layout config.Layout
+	// Services are Services at the node as the configuration sets them
+	// (nil before join: nothing to report); DataSource is the node's
+	// database, which holds what the cloud sent.
+	Services   *config.Services
+	DataSource string
 	// NodeShutdown is how the kubelet stops the pods at a host shutdown
 	// (config.NodeShutdownOf), for a Windows configuration only: how long
 	// Windows must wait for the service.
@@ -106,8 +111,15 @@ func FromConfig(cfg *v1alpha2.EdgeCoreConfig, host config.Host, configFile strin
 		ns := config.NodeShutdownOf(cfg, host.GOOS)
 		pc.NodeShutdown = &ns
 	}
+	if cfg.DataBase != nil {
+		pc.DataSource = cfg.DataBase.DataSource
+	}
 	if cfg.Modules == nil {
 		return pc
+	}
+	if configFile != "" {
+		s := config.ServicesOf(cfg)
+		pc.Services = &s
 	}
 	if e := cfg.Modules.Edged; e != nil {
 		pc.SandboxImage = e.PodSandboxImage

@@ -71,6 +71,7 @@ func Run(ctx context.Context, cfg Config, p Probes) []Row {
 	rows = append(rows, checkCRI(ctx, cfg, p)...)
 	rows = append(rows, checkCNIConfig(cfg, p)...)
 	rows = append(rows, checkPodNetwork(cfg, p)...)
+	rows = append(rows, checkServices(cfg, p)...)
 	rows = append(rows, checkSandboxImage(ctx, cfg, p))
 	rows = append(rows, checkRegistries(ctx, cfg, p)...)
 	rows = append(rows, checkCloudCore(ctx, cfg, p)...)

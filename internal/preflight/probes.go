@@ -56,6 +56,8 @@ type Probes struct {
 	Now         func() time.Time
 	// PodNetwork checks what cni-config set up; nil gives no such rows.
 	PodNetwork *PodNetworkProbes
+	// Services checks what Services at the node need.
+	Services *ServicesProbes
 	// Protect reads the owners and ACLs of the node's files
 	// (protect.HostACLs); preflight never changes them.
 	Protect *protect.Host

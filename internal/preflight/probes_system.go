@@ -40,6 +40,7 @@ func SystemProbes(d *deps.Dependencies) Probes {
 		Certificate:       readCertificate,
 		Now:               time.Now,
 		PodNetwork:        systemPodNetworkProbes(d.Layout, d.FS),
+		Services:          SystemServicesProbes(),
 		Service:           d.Services.Query,
 	}
 }

@@ -48,3 +48,23 @@ func (r *reset) networkResetSteps() []steps.Step {
 		},
 	}}
 }
+
+// proxierSteps remove what the node's kernelspace proxier programmed on
+// the recorded pod network (Services at the node): its HNS load balancers
+// and remote endpoints, once the service is stopped and can no longer
+// program them again. None when no pod network is recorded.
+func (r *reset) proxierSteps() []steps.Step {
+	fsys := r.sys.PodNet.Env.FS
+	st, ok, err := podnet.ReadState(fsys, podnet.StateFile(r.layout))
+	if err != nil || !ok || st.NetworkName() == "" {
+		return nil
+	}
+	return []steps.Step{{
+		Name: "remove the Services' load balancers",
+		Description: fmt.Sprintf("remove the HNS load balancers over endpoints of %q and its remote endpoints, which the node's proxier programmed; "+
+			"the endpoints of pods and of the host stay", st.NetworkName()),
+		Do: func(_ context.Context, out io.Writer) error {
+			return steps.WithFix(podnet.RemoveProxierObjects(out, r.sys.PodNet.Env.HNS, st), fixResetAgain)
+		},
+	}}
+}

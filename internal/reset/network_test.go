@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/reset"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
+	"github.com/kubeedge-windows/edgecore/windows/hns"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
 
@@ -158,5 +160,47 @@ func resetForce(t *testing.T, w *hosttest.World) {
 	var out bytes.Buffer
 	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
 		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+}
+
+// What the node's proxier programmed on the pod network join wrote goes
+// with the node: the load balancers over the network's endpoints and its
+// remote endpoints. The endpoints of pods and of the host, and a load
+// balancer over another network, stay.
+func TestResetRemovesTheServicesLoadBalancers(t *testing.T) {
+	w := hosttest.NewWorld(t)
+	w.WithBundle()
+	w.EdgecoreIssues(true)
+	var out bytes.Buffer
+	if err := join.Run(context.Background(), &out, hosttest.WithL2Bridge(w.Options()), w.System()); err != nil {
+		t.Fatalf("join failed: %v\n%s", err, out.String())
+	}
+	h := w.HNS
+	netID := h.Networks["edgecore-l2bridge"].ID
+	h.Endpoints["pod-a"] = &hns.Endpoint{ID: "ep-pod", Name: "pod-a", NetworkID: netID, IP: netip.MustParseAddr("10.244.2.10")}
+	h.Endpoints["remote-1"] = &hns.Endpoint{ID: "ep-remote", NetworkID: netID, IP: netip.MustParseAddr("10.244.3.20")}
+	h.Endpoints["other"] = &hns.Endpoint{ID: "ep-other", NetworkID: "net-other", IP: netip.MustParseAddr("172.16.0.5")}
+	h.Remote = map[string]bool{"ep-remote": true}
+	h.LBs = []hns.LoadBalancer{
+		{ID: "lb-cluster-ip", Frontends: []string{"10.96.7.7"}, EndpointIDs: []string{"ep-pod", "ep-remote"}},
+		{ID: "lb-node-port", EndpointIDs: []string{"ep-pod"}},
+		{ID: "lb-someone-elses", Frontends: []string{"172.16.9.9"}, EndpointIDs: []string{"ep-other"}},
+	}
+	out.Reset()
+	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+	hosttest.MustContain(t, "reset output", out.String(), "] remove the Services' load balancers",
+		`removed 2 HNS load balancers and 1 remote endpoints the node's proxier programmed on "edgecore-l2bridge"`)
+	if len(h.LBs) != 1 || h.LBs[0].ID != "lb-someone-elses" {
+		t.Errorf("load balancers left: %+v", h.LBs)
+	}
+	if _, ok := h.Endpoints["remote-1"]; ok {
+		t.Error("the remote endpoint stayed")
+	}
+	for _, name := range []string{"pod-a", "other", "edgecore-l2bridge-host"} {
+		if _, ok := h.Endpoints[name]; !ok {
+			t.Errorf("endpoint %s was removed", name)
+		}
 	}
 }

@@ -330,6 +330,7 @@ func (r *reset) plan() steps.Plan {
 			Do:          r.removeService,
 		},
 	}
+	list = append(list, r.proxierSteps()...)
 	list = append(list, r.networkResetSteps()...)
 	list = append(list, r.runtimeSteps()...)
 	list = append(list,

@@ -73,6 +73,7 @@ func (c *cluster) startCloudcore(t *testing.T) {
 	cs.TLSStreamCertFile, cs.TLSStreamPrivateKeyFile = c.pki.issue(t, "cloudstream", pkix.Name{CommonName: "cloudstream"},
 		[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
 	cfg.Modules.Router.Enable = false
+	cfg.Modules.DynamicController.Enable = c.dynamicController
 	// NodeUpgradeJobs (TestWindowsUpgrade) go through the task manager.
 	cfg.Modules.TaskManager.Enable = true
 	data, err := yaml.Marshal(&cfg)

@@ -44,12 +44,20 @@ type cluster struct {
 	hubAnswered time.Time
 	hubPort     int
 	certPort    int
+	// dynamicController is cloudcore's module that sends edge nodes the
+	// Services and EndpointSlices they ask for (off by default, as in
+	// cloudcore's own defaults).
+	dynamicController bool
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t *testing.T) *cluster { return startClusterWith(t, cluster{}) }
+
+// startClusterWith starts a cluster with the cloud's settings of opts
+// (dynamicController).
+func startClusterWith(t *testing.T, opts cluster) *cluster {
 	t.Helper()
 	dir := t.TempDir()
-	c := &cluster{dir: dir, pki: newPKI(t, dir)}
+	c := &cluster{dir: dir, pki: newPKI(t, dir), dynamicController: opts.dynamicController}
 
 	etcdPort, peerPort := freePort(t), freePort(t)
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort)

@@ -17,6 +17,10 @@ import (
 // and Wine, which has no Host Networking Service either).
 var ErrNotWindows = errors.New("the Host Networking Service (HNS) exists on Windows only")
 
+// ErrUnavailable is returned on a Windows host whose HNS does not offer
+// its v2 API: one without the Containers feature (or Wine).
+var ErrUnavailable = errors.New("the Host Networking Service does not offer its v2 API")
+
 // TypeL2Bridge is the HNS network type of an l2bridge network.
 const TypeL2Bridge = "L2Bridge"
 
@@ -75,4 +79,27 @@ type Interface struct {
 	Name       string
 	Index      int
 	Forwarding bool
+}
+
+// LoadBalancing is what the host's HNS offers Kubernetes' kernelspace
+// proxier: its v2 API (Windows Server 2019 and later), per-client session
+// affinity, load balancers updated in place, direct server return.
+type LoadBalancing struct {
+	APIV2, SessionAffinity, ModifyLoadBalancer, DSR bool
+}
+
+// LoadBalancer is an HNS load balancer: its frontend addresses (none for
+// a node port's) and the IDs of its backend endpoints.
+type LoadBalancer struct {
+	ID          string
+	Frontends   []string
+	EndpointIDs []string
+}
+
+// NetworkEndpoint is an endpoint of a network as reset reads it: Remote
+// marks one standing for a pod on another host, which only the proxier
+// creates.
+type NetworkEndpoint struct {
+	Endpoint
+	Remote bool
 }

@@ -20,3 +20,7 @@ func (Client) AttachHost(string) error                                { return E
 func (Client) DeleteEndpoint(string) error                            { return ErrNotWindows }
 func (Client) Forwarding(netip.Addr) (Interface, error)               { return Interface{}, ErrNotWindows }
 func (Client) EnableForwarding(netip.Addr) error                      { return ErrNotWindows }
+func (Client) LoadBalancing() (LoadBalancing, error)                  { return LoadBalancing{}, ErrNotWindows }
+func (Client) LoadBalancers() ([]LoadBalancer, error)                 { return nil, ErrNotWindows }
+func (Client) DeleteLoadBalancer(string) error                        { return ErrNotWindows }
+func (Client) NetworkEndpoints(string) ([]NetworkEndpoint, error)     { return nil, ErrNotWindows }

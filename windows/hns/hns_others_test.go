@@ -19,7 +19,11 @@ func TestEveryCallNeedsWindows(t *testing.T) {
 	_, e3 := c.EndpointByName("x")
 	_, e4 := c.CreateEndpoint("id", EndpointSpec{})
 	_, e5 := c.Forwarding(a)
-	for i, err := range []error{e1, e2, c.DeleteNetwork("id"), e3, e4, c.AttachHost("id"), c.DeleteEndpoint("id"), e5, c.EnableForwarding(a)} {
+	_, e6 := c.LoadBalancing()
+	_, e7 := c.LoadBalancers()
+	_, e8 := c.NetworkEndpoints("id")
+	for i, err := range []error{e1, e2, c.DeleteNetwork("id"), e3, e4, c.AttachHost("id"), c.DeleteEndpoint("id"), e5, c.EnableForwarding(a),
+		e6, e7, c.DeleteLoadBalancer("id"), e8} {
 		if !errors.Is(err, ErrNotWindows) {
 			t.Errorf("call %d: %v", i, err)
 		}

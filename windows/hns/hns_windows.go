@@ -23,7 +23,7 @@ func New() Client { return Client{} }
 // little.
 func available() error {
 	if err := hcn.V2ApiSupported(); err != nil {
-		return fmt.Errorf("the Host Networking Service does not offer its v2 API (%v): install the Containers feature (Install-WindowsFeature -Name Containers) and restart", err)
+		return fmt.Errorf("%w (%v): install the Containers feature (Install-WindowsFeature -Name Containers) and restart", ErrUnavailable, err)
 	}
 	return nil
 }
@@ -268,4 +268,64 @@ func interfaceWith(addr netip.Addr) (net.Interface, error) {
 		}
 	}
 	return net.Interface{}, fmt.Errorf("no interface of this host has the address %s", addr)
+}
+
+// LoadBalancing reads what HNS offers load balancing.
+func (Client) LoadBalancing() (LoadBalancing, error) {
+	if err := available(); err != nil {
+		return LoadBalancing{}, err
+	}
+	f := hcn.GetSupportedFeatures()
+	return LoadBalancing{APIV2: f.Api.V2, SessionAffinity: f.SessionAffinity, ModifyLoadBalancer: f.ModifyLoadbalancer, DSR: f.DSR}, nil
+}
+
+// LoadBalancers lists the host's load balancers.
+func (Client) LoadBalancers() ([]LoadBalancer, error) {
+	if err := available(); err != nil {
+		return nil, err
+	}
+	lbs, err := hcn.ListLoadBalancers()
+	if err != nil {
+		return nil, fmt.Errorf("list HNS load balancers: %w", err)
+	}
+	out := make([]LoadBalancer, 0, len(lbs))
+	for _, lb := range lbs {
+		out = append(out, LoadBalancer{ID: lb.Id, Frontends: lb.FrontendVIPs, EndpointIDs: lb.HostComputeEndpoints})
+	}
+	return out, nil
+}
+
+// DeleteLoadBalancer deletes a load balancer; one that is gone already is
+// not an error.
+func (Client) DeleteLoadBalancer(id string) error {
+	if err := available(); err != nil {
+		return err
+	}
+	lb, err := hcn.GetLoadBalancerByID(id)
+	if hcn.IsNotFoundError(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look up HNS load balancer %s: %w", id, err)
+	}
+	if err := lb.Delete(); err != nil && !hcn.IsNotFoundError(err) {
+		return fmt.Errorf("delete HNS load balancer %s: %w", id, err)
+	}
+	return nil
+}
+
+// NetworkEndpoints lists the endpoints of a network.
+func (Client) NetworkEndpoints(networkID string) ([]NetworkEndpoint, error) {
+	if err := available(); err != nil {
+		return nil, err
+	}
+	eps, err := hcn.ListEndpointsOfNetwork(networkID)
+	if err != nil {
+		return nil, fmt.Errorf("list the endpoints of HNS network %s: %w", networkID, err)
+	}
+	out := make([]NetworkEndpoint, 0, len(eps))
+	for i := range eps {
+		out = append(out, NetworkEndpoint{Endpoint: *fromHCNEndpoint(&eps[i]), Remote: eps[i].Flags&hcn.EndpointFlagsRemoteEndpoint != 0})
+	}
+	return out, nil
 }

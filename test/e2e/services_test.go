@@ -1,0 +1,283 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/internal/podnet"
+)
+
+// The pod network the Windows edge is given: an l2bridge network as
+// cni-config records it, whose host address lies in loopback's 127/8 so
+// that the node's DNS responder (a real UDP and TCP socket under Wine)
+// can bind it on this host. HNS is the e2e build's recording one.
+const (
+	svcNetwork  = "e2e-l2bridge"
+	svcPodRange = "127.18.0.0/16"
+	svcHostIP   = "127.18.0.2"
+	// peerPod is a pod of another node, behind the Service.
+	peerPod  = "10.244.8.20"
+	peerPod2 = "10.244.8.21"
+)
+
+// Services at the node, end to end on the Windows node: a Service and
+// its EndpointSlice created in the cloud reach the node's store through
+// cloudcore's dynamicController; the node programs the load balancer
+// (asserted from the recording HNS's log lines: Wine has no HNS) and its
+// DNS responder answers the Service's name, before and during a cloud
+// outage, and after the node restarted without the cloud. The Linux node
+// has no pod network record (cni-config is Windows'), so it serves no
+// Services; its responder is measured by `make bench-node`.
+func TestWindowsServices(t *testing.T) {
+	c := startClusterWith(t, cluster{dynamicController: true})
+	e := newEdge(t, c, "windows")
+	e.bin = mustEnv(t, "EDGECORE_HNSREC_EXE")
+	enableServices(t, e)
+	ctx := context.Background()
+
+	e.startEdgecore(t)
+	eventually(t, readyBound, "node "+e.name+" Ready", c.nodeReady(e.name, time.Time{}))
+	dns := netip.MustParseAddrPort(svcHostIP + ":53")
+	eventually(t, time.Minute, "the node's DNS responder", func() (bool, error) {
+		return e.edgecore.logContains("The node's DNS responder answers the pods"), nil
+	})
+	preflightServices(t, e, "Services from the cloud")
+
+	svc, err := c.client.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		fatal(t, err)
+	}
+	vip := svc.Spec.ClusterIP
+	slices := c.client.DiscoveryV1().EndpointSlices("default")
+	if _, err := slices.Create(ctx, webSlice(peerPod), metav1.CreateOptions{}); err != nil {
+		fatal(t, err)
+	}
+	name := "web.default.svc.cluster.local."
+	toDNS := eventually(t, podBound, "the node's DNS answers "+name, func() (bool, error) {
+		got, err := resolve(dns, name, false)
+		return got == vip, fmt.Errorf("%q, %v", got, err)
+	})
+	toLB := eventually(t, podBound, "the node's load balancer for "+vip, func() (bool, error) {
+		return e.edgecore.logContains("CreateLoadBalancer lb-") &&
+			e.edgecore.logContains(fmt.Sprintf("TCP %s:80->8080 endpoints=[%s(remote)]", vip, peerPod)) &&
+			e.edgecore.logContains("CreateRemoteEndpoint") && e.edgecore.logContains("ip="+peerPod), nil
+	})
+	t.Logf("Service web (%s) in the cloud: the node answered %s after %s and programmed its HNS load balancer over the peer's pod after %s",
+		vip, name, fmtDur(toDNS), fmtDur(toLB))
+	if got, err := resolve(dns, name, true); got != vip {
+		errorf(t, "over TCP the node answered %s with %q (%v)", name, got, err)
+	}
+	if got, err := resolve(dns, "nope.default.svc.cluster.local.", false); !errors.Is(err, errNXDomain) {
+		errorf(t, "a Service that does not exist: %q, %v", got, err)
+	}
+
+	// A second endpoint: the load balancer is updated in place.
+	if _, err := slices.Update(ctx, webSlice(peerPod, peerPod2), metav1.UpdateOptions{}); err != nil {
+		fatal(t, err)
+	}
+	eventually(t, podBound, "the load balancer updated with the second endpoint", func() (bool, error) {
+		return e.edgecore.logContains("UpdateLoadBalancer lb-") &&
+			e.edgecore.logContains(fmt.Sprintf("TCP %s:80->8080 endpoints=[%s(remote) %s(remote)]", vip, peerPod, peerPod2)), nil
+	})
+	preflightServices(t, e, "Services from the cloud")
+
+	// The cloud goes away: the node still answers, and after a restart
+	// without the cloud it answers, and programs the load balancer, from
+	// its own database.
+	c.cloudcore.stop()
+	t.Logf("cloudcore stopped")
+	time.Sleep(10 * time.Second)
+	if got, err := resolve(dns, name, false); got != vip {
+		errorf(t, "during the cloud outage the node answered %s with %q (%v)", name, got, err)
+	}
+	e.edgecore.stop()
+	e.startEdgecore(t)
+	restarted := time.Now()
+	answered := eventually(t, podBound, "the restarted node answers "+name+" without the cloud", func() (bool, error) {
+		got, err := resolve(dns, name, false)
+		return got == vip, fmt.Errorf("%q, %v", got, err)
+	})
+	eventually(t, podBound, "the restarted node programs the load balancer without the cloud", func() (bool, error) {
+		return e.edgecore.logContains(fmt.Sprintf("TCP %s:80->8080 endpoints=[%s(remote) %s(remote)]", vip, peerPod, peerPod2)), nil
+	})
+	t.Logf("cloud outage: the node answered %s throughout; restarted without the cloud it answered %s after its start (%s) and programmed the load balancer from its database",
+		name, fmtDur(answered), restarted.Format(time.TimeOnly))
+
+	// The cloud is back; the Service goes, and with it the name and the
+	// load balancer.
+	back := time.Now()
+	c.restartCloudcore(t)
+	eventually(t, readyBound, "node Ready after the cloud came back", c.nodeReady(e.name, back))
+	if err := c.client.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		fatal(t, err)
+	}
+	if err := slices.Delete(ctx, "web-1", metav1.DeleteOptions{}); err != nil {
+		fatal(t, err)
+	}
+	eventually(t, podBound, "the deleted Service's name gone from the node", func() (bool, error) {
+		_, err := resolve(dns, name, false)
+		return errors.Is(err, errNXDomain), err
+	})
+	eventually(t, podBound, "the deleted Service's load balancer removed", func() (bool, error) {
+		return e.edgecore.logContains("DeleteLoadBalancer lb-") && e.edgecore.logContains("DeleteEndpoint"), nil
+	})
+	fmt.Printf("e2e figures (windows edge): Service created in the cloud to its name answered by the node %s, to its HNS load balancer %s; "+
+		"restarted without the cloud, the node answered it %s after its start\n", fmtDur(toDNS), fmtDur(toLB), fmtDur(answered))
+}
+
+// enableServices turns Services at the node on in e's configuration, as
+// `edgecore.exe config --services` writes it, and gives the node the pod
+// network's record that cni-config would have written.
+func enableServices(t *testing.T, e *edge) {
+	t.Helper()
+	host := config.Host{GOOS: e.os}
+	cfg, _, err := config.Load(e.cfgPath, host)
+	if err != nil {
+		fatal(t, err)
+	}
+	config.SetServices(cfg, true, netip.Addr{})
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		fatal(t, err)
+	}
+	if err := os.WriteFile(e.cfgPath, data, 0o600); err != nil {
+		fatal(t, err)
+	}
+	st := podnet.State{Mode: "l2bridge", Plugin: "win-bridge", Subnet: svcPodRange, HostIP: svcHostIP,
+		Network:  &podnet.Object{Name: svcNetwork, ID: "e2e-net", Created: true},
+		Endpoint: &podnet.Object{Name: svcNetwork + "-host", ID: "e2e-host", IP: svcHostIP, Created: true}}
+	dir := filepath.Join(e.driveC, "Program Files", "containerd")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fatal(t, err)
+	}
+	record := filepath.Join(dir, "edgecore-cni-config.json")
+	if _, err := os.Stat(record); err == nil {
+		fatalf(t, "%s exists: another scenario's pod network record is in the prefix", record)
+	}
+	data, err = yaml.Marshal(st)
+	if err != nil {
+		fatal(t, err)
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		fatal(t, err)
+	}
+	if err := os.WriteFile(record, js, 0o644); err != nil {
+		fatal(t, err)
+	}
+	t.Cleanup(func() { os.Remove(record) })
+}
+
+func webSlice(ips ...string) *discoveryv1.EndpointSlice {
+	s := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "web-1", Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: "web"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	for _, ip := range ips {
+		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip}, NodeName: ptr.To("peer-node"),
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true)}})
+	}
+	return s
+}
+
+// preflightServices runs the node's preflight with its configuration and
+// checks the Services rows.
+func preflightServices(t *testing.T, e *edge, storeRow string) {
+	t.Helper()
+	bin, args := e.command(mustEnv(t, "EDGECORE_EXE"), "preflight", "--config", e.cfgArg, "--offline")
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), e.env...)
+	out, _ := cmd.CombinedOutput()
+	for _, want := range []struct{ row, status string }{{"Services at the node", "PASS"}, {storeRow, "PASS"}, {"Pods' DNS server", "PASS"}} {
+		if row := rowOf(string(out), want.row); !strings.HasPrefix(row, want.status) {
+			errorf(t, "preflight's %s row is %q, want %s:\n%s", want.row, row, want.status, out)
+		} else {
+			t.Logf("preflight: %s", row)
+		}
+	}
+}
+
+var errNXDomain = errors.New("NXDOMAIN")
+
+// resolve asks server for name's A record over UDP (or TCP) and returns
+// the first address.
+func resolve(server netip.AddrPort, name string, tcp bool) (string, error) {
+	q, err := (&dnsmessage.Message{Header: dnsmessage.Header{ID: 0x5e5e, RecursionDesired: true},
+		Questions: []dnsmessage.Question{{Name: dnsmessage.MustNewName(name), Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET}}}).Pack()
+	if err != nil {
+		return "", err
+	}
+	network := "udp"
+	if tcp {
+		network = "tcp"
+	}
+	conn, err := net.DialTimeout(network, server.String(), 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+	var resp []byte
+	if tcp {
+		if _, err := conn.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(q))), q...)); err != nil {
+			return "", err
+		}
+		var l [2]byte
+		if _, err := io.ReadFull(conn, l[:]); err != nil {
+			return "", err
+		}
+		resp = make([]byte, binary.BigEndian.Uint16(l[:]))
+		if _, err := io.ReadFull(conn, resp); err != nil {
+			return "", err
+		}
+	} else {
+		if _, err := conn.Write(q); err != nil {
+			return "", err
+		}
+		buf := make([]byte, 1500)
+		n, err := conn.Read(buf)
+		if err != nil {
+			return "", err
+		}
+		resp = buf[:n]
+	}
+	var m dnsmessage.Message
+	if err := m.Unpack(resp); err != nil {
+		return "", err
+	}
+	if m.Header.RCode == dnsmessage.RCodeNameError {
+		return "", errNXDomain
+	}
+	for _, a := range m.Answers {
+		if r, ok := a.Body.(*dnsmessage.AResource); ok {
+			return netip.AddrFrom4(r.A).String(), nil
+		}
+	}
+	return "", fmt.Errorf("no A record (rcode %s)", m.Header.RCode)
+}
