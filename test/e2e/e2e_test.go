@@ -245,9 +245,8 @@ func (c *cluster) readyAgain(t *testing.T, name string, from, connectable time.T
 	t.Logf("node %s after %s: connectable %s, Lease renewed %s, Ready with a heartbeat %s after it; Ready seen: %s", name, what,
 		fmtDur(connectable.Sub(from)), fmtDur(lease), fmtDur(took), strings.Join(seen, ", "))
 	renewed := from.Add(lease)
+	// timeReady counts Ready only after the Lease was renewed.
 	switch {
-	case lease == 0:
-		errorf(t, "node %s Ready again after %s without a renewal of its Lease", name, what)
 	case renewed.Sub(connectable) > reconnectBound:
 		errorf(t, "node %s renewed its Lease %s after it could connect again (%s): more than %v, the bound of a node that reconnects at once",
 			name, fmtDur(renewed.Sub(connectable)), what, reconnectBound)
@@ -259,15 +258,24 @@ func (c *cluster) readyAgain(t *testing.T, name string, from, connectable time.T
 }
 
 // timeReady polls the cloud every 50 ms until the node is Ready with a
-// heartbeat sent since from (nodeReady), and returns how long after from
-// that was first seen, how long after from its Lease was first renewed (by
-// its renewTime; 0 if not by then), and each Ready condition seen on the
-// way (status and heartbeat, and when it was seen): how the node got there.
+// heartbeat sent since from (readyAfter) in a write to the node seen after
+// the Lease was renewed since from, and returns how long after from that
+// was first seen, how long after from its Lease was first renewed (by its
+// renewTime), and each Ready condition seen on the way (status and
+// heartbeat, and when it was seen): how the node got there.
+//
+// The renewal comes first because a heartbeat alone does not say which
+// process sent it: cloudcore stamps a heartbeat of its own (its clock,
+// now) on a node status older than its nodeUpdateFrequency (10 s), so a
+// status of the process a crash ended that cloudcore handled late reads as
+// sent after from. edgecore renews the Lease the moment its hub connects,
+// and nothing of its kubelet reaches the cloud before that, so a write to
+// the node seen after a renewal since from is the new process's.
 func (c *cluster) timeReady(t *testing.T, name string, from time.Time) (ready, lease time.Duration, seen []string) {
 	t.Helper()
 	ctx := context.Background()
-	isReady := c.nodeReady(name, from)
-	last := ""
+	last, lastVersion := "", ""
+	var err error
 	for time.Since(from) < readyBound {
 		if lease == 0 {
 			l, err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
@@ -275,19 +283,29 @@ func (c *cluster) timeReady(t *testing.T, name string, from time.Time) (ready, l
 				lease = l.Spec.RenewTime.Sub(from)
 			}
 		}
-		if cond, err := c.readyCondition(name); err == nil {
-			if now := fmt.Sprintf("%s (heartbeat %s)", cond.Status, cond.LastHeartbeatTime.Format(time.TimeOnly)); now != last {
-				seen = append(seen, fmt.Sprintf("%s at %s", now, fmtDur(time.Since(from))))
-				last = now
+		var n *corev1.Node
+		n, err = c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err == nil && n.ResourceVersion != lastVersion {
+			// A write to the node seen for the first time: the new
+			// process's if the renewal was seen by then.
+			fresh := lease != 0
+			lastVersion = n.ResourceVersion
+			if cond, cerr := readyConditionOf(n); cerr == nil {
+				if now := fmt.Sprintf("%s (heartbeat %s)", cond.Status, cond.LastHeartbeatTime.Format(time.TimeOnly)); now != last {
+					seen = append(seen, fmt.Sprintf("%s at %s", now, fmtDur(time.Since(from))))
+					last = now
+				}
 			}
-		}
-		if ok, _ := isReady(); ok {
-			return time.Since(from), lease, seen
+			var ok bool
+			if ok, err = readyAfter(n, from); ok && fresh {
+				return time.Since(from), lease, seen
+			} else if ok {
+				err = fmt.Errorf("Ready with a heartbeat since %s, but written before the node's Lease was renewed since then", from.Format("15:04:05.000"))
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	_, err := isReady()
-	fatalf(t, "node %s not Ready with a heartbeat within %v of %s: %v; seen %s", name, readyBound, from.Format(time.TimeOnly), err, strings.Join(seen, ", "))
+	fatalf(t, "node %s not Ready with a heartbeat of its new process within %v of %s: %v; seen %s", name, readyBound, from.Format(time.TimeOnly), err, strings.Join(seen, ", "))
 	return 0, 0, nil
 }
 
@@ -311,12 +329,17 @@ func (c *cluster) readyCondition(name string) (corev1.NodeCondition, error) {
 	if err != nil {
 		return corev1.NodeCondition{}, err
 	}
+	return readyConditionOf(n)
+}
+
+// readyConditionOf is node n's Ready condition.
+func readyConditionOf(n *corev1.Node) (corev1.NodeCondition, error) {
 	for _, cond := range n.Status.Conditions {
 		if cond.Type == corev1.NodeReady {
 			return cond, nil
 		}
 	}
-	return corev1.NodeCondition{}, fmt.Errorf("node %s has no Ready condition: %v", name, n.Status.Conditions)
+	return corev1.NodeCondition{}, fmt.Errorf("node %s has no Ready condition: %v", n.Name, n.Status.Conditions)
 }
 
 // nodeReady holds when the node's Ready condition is True and, for an
@@ -331,18 +354,28 @@ func (c *cluster) readyCondition(name string) (corev1.NodeCondition, error) {
 // it had stopped.
 func (c *cluster) nodeReady(name string, after time.Time) func() (bool, error) {
 	return func() (bool, error) {
-		ready, err := c.readyCondition(name)
+		n, err := c.client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		if ready.Status != corev1.ConditionTrue {
-			return false, fmt.Errorf("node not Ready: %s %s: %s", ready.Status, ready.Reason, ready.Message)
-		}
-		if hb := ready.LastHeartbeatTime.Time; hb.Before(after.Truncate(time.Second)) {
-			return false, fmt.Errorf("Ready, last heartbeat %s, before %s", hb.Format(time.TimeOnly), after.Format("15:04:05.000"))
-		}
-		return true, nil
+		return readyAfter(n, after)
 	}
+}
+
+// readyAfter holds when node n is Ready with a heartbeat not before after
+// (see nodeReady).
+func readyAfter(n *corev1.Node, after time.Time) (bool, error) {
+	ready, err := readyConditionOf(n)
+	if err != nil {
+		return false, err
+	}
+	if ready.Status != corev1.ConditionTrue {
+		return false, fmt.Errorf("node not Ready: %s %s: %s", ready.Status, ready.Reason, ready.Message)
+	}
+	if hb := ready.LastHeartbeatTime.Time; hb.Before(after.Truncate(time.Second)) {
+		return false, fmt.Errorf("Ready, last heartbeat %s, before %s", hb.Format(time.TimeOnly), after.Format("15:04:05.000"))
+	}
+	return true, nil
 }
 
 // podReady holds when the pod's Ready condition is as wanted: the kubelet
