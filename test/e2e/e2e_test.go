@@ -245,8 +245,9 @@ func (c *cluster) readyAgain(t *testing.T, name string, from, connectable time.T
 	t.Logf("node %s after %s: connectable %s, Lease renewed %s, Ready with a heartbeat %s after it; Ready seen: %s", name, what,
 		fmtDur(connectable.Sub(from)), fmtDur(lease), fmtDur(took), strings.Join(seen, ", "))
 	renewed := from.Add(lease)
-	// timeReady counts Ready only after the Lease was renewed.
 	switch {
+	case lease == 0:
+		errorf(t, "node %s Ready again after %s, but its Lease not renewed since: edgecore renews it the moment its hub connects", name, what)
 	case renewed.Sub(connectable) > reconnectBound:
 		errorf(t, "node %s renewed its Lease %s after it could connect again (%s): more than %v, the bound of a node that reconnects at once",
 			name, fmtDur(renewed.Sub(connectable)), what, reconnectBound)
@@ -258,37 +259,40 @@ func (c *cluster) readyAgain(t *testing.T, name string, from, connectable time.T
 }
 
 // timeReady polls the cloud every 50 ms until the node is Ready with a
-// heartbeat sent since from (readyAfter) in a write to the node seen after
-// the Lease was renewed since from, and returns how long after from that
-// was first seen, how long after from its Lease was first renewed (by its
-// renewTime), and each Ready condition seen on the way (status and
-// heartbeat, and when it was seen): how the node got there.
+// heartbeat sent since from (readyAfter) in a write to the node that is
+// not the first one it saw, unless the node's Lease had been renewed since
+// from by then, and returns how long after from that was first seen, how
+// long after from its Lease was first renewed (by its renewTime, polled
+// up to reconnectBound more if not by then; 0 if not at all), and each
+// Ready condition seen on the way (status and heartbeat, and when it was
+// seen): how the node got there.
 //
-// The renewal comes first because a heartbeat alone does not say which
-// process sent it: cloudcore stamps a heartbeat of its own (its clock,
-// now) on a node status older than its nodeUpdateFrequency (10 s), so a
-// status of the process a crash ended that cloudcore handled late reads as
-// sent after from. edgecore renews the Lease the moment its hub connects,
-// and nothing of its kubelet reaches the cloud before that, so a write to
-// the node seen after a renewal since from is the new process's.
+// The first write seen does not count alone because a heartbeat does not
+// say which process sent it: cloudcore stamps a heartbeat of its own (its
+// clock, now) on a node status older than its nodeUpdateFrequency (10 s),
+// so a status of the process a crash ended that cloudcore handled late
+// reads as sent after from. A renewal since from is the new process's
+// (edgecore renews the Lease the moment its hub connects; the reference's
+// kubelet on its own period, which is why it is not required).
 func (c *cluster) timeReady(t *testing.T, name string, from time.Time) (ready, lease time.Duration, seen []string) {
 	t.Helper()
 	ctx := context.Background()
-	last, lastVersion := "", ""
+	renewed := func() {
+		l, err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(from) {
+			lease = l.Spec.RenewTime.Sub(from)
+		}
+	}
+	last, lastVersion, writes := "", "", 0
 	var err error
 	for time.Since(from) < readyBound {
 		if lease == 0 {
-			l, err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
-			if err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(from) {
-				lease = l.Spec.RenewTime.Sub(from)
-			}
+			renewed()
 		}
 		var n *corev1.Node
 		n, err = c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err == nil && n.ResourceVersion != lastVersion {
-			// A write to the node seen for the first time: the new
-			// process's if the renewal was seen by then.
-			fresh := lease != 0
+			writes++
 			lastVersion = n.ResourceVersion
 			if cond, cerr := readyConditionOf(n); cerr == nil {
 				if now := fmt.Sprintf("%s (heartbeat %s)", cond.Status, cond.LastHeartbeatTime.Format(time.TimeOnly)); now != last {
@@ -297,10 +301,14 @@ func (c *cluster) timeReady(t *testing.T, name string, from time.Time) (ready, l
 				}
 			}
 			var ok bool
-			if ok, err = readyAfter(n, from); ok && fresh {
-				return time.Since(from), lease, seen
+			if ok, err = readyAfter(n, from); ok && (writes > 1 || lease != 0) {
+				ready = time.Since(from)
+				for end := time.Now().Add(reconnectBound); lease == 0 && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+					renewed()
+				}
+				return ready, lease, seen
 			} else if ok {
-				err = fmt.Errorf("Ready with a heartbeat since %s, but written before the node's Lease was renewed since then", from.Format("15:04:05.000"))
+				err = fmt.Errorf("Ready with a heartbeat since %s already when first seen, and the Lease not renewed since then", from.Format("15:04:05.000"))
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
