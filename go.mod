@@ -193,16 +193,19 @@ require (
 	k8s.io/cloud-provider v0.32.10 // indirect
 	k8s.io/cluster-bootstrap v0.32.10 // indirect
 	k8s.io/component-helpers v0.0.0 // indirect
-	k8s.io/controller-manager v0.0.0 // indirect
+	k8s.io/controller-manager v0.32.9 // indirect
 	k8s.io/csi-translation-lib v0.32.10 // indirect
 	k8s.io/dynamic-resource-allocation v0.0.0 // indirect
+	k8s.io/endpointslice v0.0.0 // indirect
 	k8s.io/externaljwt v0.0.0 // indirect
 	k8s.io/kms v0.32.10 // indirect
 	k8s.io/kube-aggregator v0.0.0 // indirect
+	k8s.io/kube-controller-manager v0.0.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20241105132330-32ad38e42d3f // indirect
 	k8s.io/kube-scheduler v0.32.10 // indirect
 	k8s.io/kubectl v0.32.10 // indirect
 	k8s.io/kubelet v0.32.10 // indirect
+	k8s.io/metrics v0.0.0 // indirect
 	k8s.io/mount-utils v0.32.10 // indirect
 	k8s.io/pod-security-admission v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738 // indirect
@@ -250,7 +253,11 @@ replace (
 	k8s.io/csi-api => github.com/kubeedge/kubernetes/staging/src/k8s.io/csi-api v1.32.10-kubeedge1
 	k8s.io/csi-translation-lib => github.com/kubeedge/kubernetes/staging/src/k8s.io/csi-translation-lib v1.32.10-kubeedge1
 	k8s.io/dynamic-resource-allocation => github.com/kubeedge/kubernetes/staging/src/k8s.io/dynamic-resource-allocation v1.32.10-kubeedge1
-	k8s.io/endpointslice => github.com/kubeedge/kubernetes/staging/src/k8s.io/endpointslice v1.32.10-kubeedge1
+	// The fork's endpointslice, kube-controller-manager and metrics (used
+	// only by the e2e kube-controller-manager) are not served by the module
+	// proxy, nor are Kubernetes' v0.32.10 of them: the nearest served is
+	// v0.32.9.
+	k8s.io/endpointslice => k8s.io/endpointslice v0.32.9
 	// The fork's kube-aggregator and externaljwt (used only by the e2e
 	// kube-apiserver) are not served by the module proxy, nor are Kubernetes'
 	// v0.32.10 of them: the nearest release served for both is v0.32.5.
@@ -259,13 +266,13 @@ replace (
 	k8s.io/heapster => k8s.io/heapster v1.2.0-beta.1
 	k8s.io/kms => github.com/kubeedge/kubernetes/staging/src/k8s.io/kms v1.32.10-kubeedge1
 	k8s.io/kube-aggregator => k8s.io/kube-aggregator v0.32.5
-	k8s.io/kube-controller-manager => github.com/kubeedge/kubernetes/staging/src/k8s.io/kube-controller-manager v1.32.10-kubeedge1
+	k8s.io/kube-controller-manager => k8s.io/kube-controller-manager v0.32.9
 	k8s.io/kube-proxy => github.com/kubeedge/kubernetes/staging/src/k8s.io/kube-proxy v1.32.10-kubeedge1
 	k8s.io/kube-scheduler => github.com/kubeedge/kubernetes/staging/src/k8s.io/kube-scheduler v1.32.10-kubeedge1
 	k8s.io/kubectl => github.com/kubeedge/kubernetes/staging/src/k8s.io/kubectl v1.32.10-kubeedge1
 	k8s.io/kubelet => github.com/kubeedge/kubernetes/staging/src/k8s.io/kubelet v1.32.10-kubeedge1
 	k8s.io/kubernetes => github.com/kubeedge/kubernetes v1.32.10-kubeedge1
-	k8s.io/metrics => github.com/kubeedge/kubernetes/staging/src/k8s.io/metrics v1.32.10-kubeedge1
+	k8s.io/metrics => k8s.io/metrics v0.32.9
 	k8s.io/mount-utils => github.com/kubeedge/kubernetes/staging/src/k8s.io/mount-utils v1.32.10-kubeedge1
 	k8s.io/node-api => github.com/kubeedge/kubernetes/staging/src/k8s.io/node-api v1.32.10-kubeedge1
 	k8s.io/pod-security-admission => k8s.io/pod-security-admission v0.32.10

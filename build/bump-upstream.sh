@@ -57,14 +57,15 @@ s = s[:start] + keep + block + s[s.index("\n)", s.index("replace (", start)) + 2
 open("go.mod", "w").write(s)
 PY
 # Modules of the fork the proxy does not serve: the nearest Kubernetes
-# release it does serve (only the e2e kube-apiserver uses them).
+# release it does serve (only the e2e kube-apiserver and
+# kube-controller-manager use them).
 fork_minor=$(echo "$KUBERNETES_FORK" | sed -E 's/^v1\.([0-9]+)\..*/\1/')
-for m in kube-aggregator externaljwt; do
+for m in kube-aggregator externaljwt kube-controller-manager metrics endpointslice; do
   if ! go mod download "github.com/kubeedge/kubernetes/staging/src/k8s.io/$m@$KUBERNETES_FORK" >/dev/null 2>&1; then
     v=$(go list -m -versions "k8s.io/$m" | tr ' ' '\n' | grep -E "^v0\.$fork_minor\.[0-9]+$" | sort -V | while read -r c; do
           go mod download "k8s.io/$m@$c" >/dev/null 2>&1 && echo "$c"; done | awk -v top="$(echo "$KUBERNETES_FORK" | sed -E 's/^v1\.([0-9]+\.[0-9]+).*/v0.\1/')" '
           { split($0,a,"."); split(top,b,"."); if (a[3]+0 <= b[3]+0) best=$0 } END { print best }')
-    [ -n "$v" ] || { echo "no release of k8s.io/$m v0.$fork_minor.x is served: the e2e kube-apiserver cannot be built" >&2; exit 1; }
+    [ -n "$v" ] || { echo "no release of k8s.io/$m v0.$fork_minor.x is served: the e2e kube-apiserver or kube-controller-manager cannot be built" >&2; exit 1; }
     go mod edit -replace "k8s.io/$m=k8s.io/$m@$v"
     echo "k8s.io/$m: the fork's is not served; using Kubernetes' $v"
   fi

@@ -99,27 +99,29 @@ func (c *cluster) startCloudcore(t *testing.T) {
 }
 
 // restartCloudcore starts cloudcore with the configuration startCloudcore
-// wrote and waits for its ports. It returns when the hub's port first
-// answered: what the edge waits for to connect, and what "Ready again
-// after cloudcore answered" counts from.
+// wrote and waits for its ports. It returns when the process started: what
+// "Ready again after the outage" counts from, cloudcore's own start-up
+// included, as an operator who restarts it sees it. c.hubAnswered is when
+// the hub's port first answered, the moment a node can connect again.
 func (c *cluster) restartCloudcore(t *testing.T) time.Time {
 	t.Helper()
 	c.cloudcore = start(t, c.dir, "cloudcore", nil, mustEnv(t, "CLOUDCORE_BIN"), c.cloudArgs...)
 	// Polled every 20 ms rather than waitTCP's 250, so that the time is
 	// close to when the port opened.
 	hub := "127.0.0.1:" + strconv.Itoa(hubPort)
-	var answered time.Time
-	for begin := time.Now(); answered.IsZero(); time.Sleep(20 * time.Millisecond) {
-		if c, err := net.DialTimeout("tcp", hub, time.Second); err == nil {
-			c.Close()
-			answered = time.Now()
-		} else if time.Since(begin) > 2*time.Minute {
+	c.hubAnswered = time.Time{}
+	for c.hubAnswered.IsZero() {
+		if conn, err := net.DialTimeout("tcp", hub, time.Second); err == nil {
+			conn.Close()
+			c.hubAnswered = time.Now()
+		} else if time.Since(c.cloudcore.started) > 2*time.Minute {
 			fatalf(t, "cloudcore's hub %s did not answer within 2m: %v", hub, err)
 		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	waitTCP(t, "127.0.0.1:"+strconv.Itoa(certPort), time.Minute)
 	waitTCP(t, "127.0.0.1:"+strconv.Itoa(tunnelPort), time.Minute)
-	return answered
+	return c.cloudcore.started
 }
 
 // startControllerManager runs KubeEdge's controller-manager against the

@@ -60,6 +60,10 @@ func TestWindowsCloudJobs(t *testing.T) {
 	j.fakecri = p
 	j.node = j.joinedNode(j.run(j.args(joinCommand), 0).out)
 	eventually(t, readyBound, "node "+j.node+" Ready", c.nodeReady(j.node, time.Time{}))
+	// A pod runs through every configuration the jobs apply or roll back,
+	// in its container.
+	j.carried = j.runPod("steady")
+	logFile := h.drive(j.layout.LogFile)
 	// A bound for the health gate of a configuration that does not
 	// start, beside the configuration as for upgrades.
 	if err := os.WriteFile(h.drive(upgrade.SettingsPath(j.layout.GOOS, j.layout.ConfigFile)), []byte("repository: 'C:\\releases\\edgecore-{version}-windows-amd64.zip'\nhealthTimeout: 2m\n"), 0o644); err != nil {
@@ -81,6 +85,7 @@ func TestWindowsCloudJobs(t *testing.T) {
 
 	// 1. An update that applies: the kubelet comes back with 42 pods.
 	begin := time.Now()
+	offset := fileSize(logFile)
 	ns := j.configJob(client, "windows-maxpods", map[string]string{"modules.edged.tailoredKubeletConfig.maxPods": "42"})
 	j.wantConfigFlow(ns, "Check=True BackUp=True Update=True", opsv1.NodeTaskPhaseSuccessful)
 	text := string(j.readFile(cfgPath))
@@ -100,6 +105,7 @@ func TestWindowsCloudJobs(t *testing.T) {
 		return ready && pods.Cmp(resource.MustParse("42")) == 0, fmt.Errorf("capacity pods %s, ready %v", pods.String(), ready)
 	})
 	applied := time.Since(begin)
+	j.backAfter(offset, "ConfigUpdateJob windows-maxpods")
 	t.Logf("ConfigUpdateJob windows-maxpods: applied in %s; the node is Ready with capacity 42 pods and the file keeps the operator's note", fmtDur(applied))
 	figures = append(figures, "ConfigUpdateJob applied "+fmtDur(applied))
 
@@ -118,6 +124,7 @@ func TestWindowsCloudJobs(t *testing.T) {
 			[]string{"cgroupsPerQOS", "true", "set cgroupsPerQOS: false", "nothing on the node changed"}},
 	} {
 		begin = time.Now()
+		offset = fileSize(logFile)
 		ns = j.configJob(client, r.name, r.fields)
 		j.wantConfigFlow(ns, "Check=False", opsv1.NodeTaskPhaseFailure)
 		for _, w := range r.want {
@@ -129,6 +136,9 @@ func TestWindowsCloudJobs(t *testing.T) {
 			fatalf(t, "ConfigUpdateJob %s was refused, yet the file changed", r.name)
 		}
 		refused := time.Since(begin)
+		if data := j.readFile(logFile); int64(len(data)) >= offset && klogStart.Match(data[offset:]) {
+			errorf(t, "ConfigUpdateJob %s was refused, yet edgecore started again", r.name)
+		}
 		t.Logf("ConfigUpdateJob %s: refused in %s: %s", r.name, fmtDur(refused), ns.ActionFlow[0].Reason)
 		figures = append(figures, "ConfigUpdateJob "+r.name+" refused "+fmtDur(refused))
 	}
@@ -142,6 +152,7 @@ func TestWindowsCloudJobs(t *testing.T) {
 		fatal(t, err)
 	}
 	begin = time.Now()
+	offset = fileSize(logFile)
 	ns = j.configJob(client, "windows-no-such-nic", map[string]string{"modules.edged.customInterfaceName": "no-such-nic"})
 	j.wantConfigFlow(ns, "Check=True BackUp=True Update=False RollBack=True", opsv1.NodeTaskPhaseSuccessful)
 	// The cloud keeps the reason of failed actions only: the Update's
@@ -152,7 +163,7 @@ func TestWindowsCloudJobs(t *testing.T) {
 	if !bytes.Equal(before, j.readFile(cfgPath)) {
 		fatalf(t, "ConfigUpdateJob windows-no-such-nic was rolled back, yet the file is not the one before:\n%s", j.readFile(cfgPath))
 	}
-	eventually(t, readyBound, "node Ready after the rollback", c.nodeReady(j.node, begin))
+	j.backAfter(offset, "ConfigUpdateJob windows-no-such-nic")
 	rolled := time.Since(begin)
 	t.Logf("ConfigUpdateJob windows-no-such-nic: rolled back in %s, node Ready on the former file: %s", fmtDur(rolled), ns.ActionFlow[2].Reason)
 	figures = append(figures, "ConfigUpdateJob rolled back "+fmtDur(rolled))
@@ -241,6 +252,9 @@ func TestWindowsCloudJobs(t *testing.T) {
 	released := time.Since(begin)
 	t.Logf("pod %s: Running %s after edgecore.exe upgrade unhold", held, fmtDur(released))
 	figures = append(figures, "held pod Running after unhold "+fmtDur(released))
+	// The held pod ran once, when released; the steady one never again.
+	resynced(t, p.log, held, begin)
+	wantCreated(t, p.log, "the cloud jobs", map[string]created{"default/steady": {1, 1}, "default/" + held: {1, 1}})
 	t.Logf("cloud jobs figures: %s", strings.Join(figures, "; "))
 }
 

@@ -23,8 +23,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// cluster is a control plane on loopback: etcd, kube-apiserver and
-// cloudcore, all real, with no kubelet of its own.
+// cluster is a control plane on loopback: etcd, kube-apiserver,
+// kube-controller-manager's node lifecycle controller and cloudcore, all
+// real, with no kubelet of its own.
 type cluster struct {
 	dir        string
 	pki        *pki
@@ -32,11 +33,17 @@ type cluster struct {
 	rest       *rest.Config
 	client     *kubernetes.Clientset
 	cloudcore  *proc
+	// nodeLifecycle is kube-controller-manager running its node lifecycle
+	// controller: what marks a node Ready=Unknown when its heartbeats stop.
+	nodeLifecycle *proc
 	// controllerManager runs only in the scenarios that need it.
 	controllerManager *proc
 	cloudArgs         []string
-	hubPort           int
-	certPort          int
+	// hubAnswered is when the hub of the cloudcore started last first
+	// answered.
+	hubAnswered time.Time
+	hubPort     int
+	certPort    int
 	// dynamicController is cloudcore's module that sends edge nodes the
 	// Services and EndpointSlices they ask for (off by default, as in
 	// cloudcore's own defaults).
@@ -105,6 +112,7 @@ func startClusterWith(t *testing.T, opts cluster) *cluster {
 		return err == nil && string(body) == "ok", err
 	})
 	c.applyCRDs(t)
+	c.startNodeLifecycle(t)
 	ctx := context.Background()
 	for _, ns := range []string{"kubeedge"} {
 		_, err := c.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
@@ -114,6 +122,41 @@ func startClusterWith(t *testing.T, opts cluster) *cluster {
 	}
 	c.startCloudcore(t)
 	return c
+}
+
+// nodeGrace is how long the node lifecycle controller waits for a node's
+// heartbeat (a renewal of its Lease or a status the kubelet sends) before
+// it marks the node Ready=Unknown: Kubernetes' default is 50 s. Here it is
+// short enough that the cloud outage of the scenarios sees the node go
+// Unknown, yet three times the kubelet's Lease renewal period (10 s, a
+// quarter of edgecore's nodeLeaseDurationSeconds of 40), so that a node
+// that is up never goes Unknown between two renewals, which reach the API
+// server through cloudcore.
+const nodeGrace = 30 * time.Second
+
+// startNodeLifecycle runs kube-controller-manager with its node lifecycle
+// controller only, as every cluster an operator joins an edge node to runs
+// it (keadm's cloud included: KubeEdge relies on it and on its taints, and
+// its admission webhook's offline migration adds a toleration of the
+// unreachable taint it sets). It is what turns a node whose heartbeats
+// stopped Ready=Unknown, taints it unreachable and marks its pods not
+// ready, and it never sets Ready=True: only the kubelet's own status does.
+// No other controller runs: nothing evicts pods (the taint eviction
+// controller would, after the 300 s every pod tolerates), and nothing
+// schedules them (the tests bind pods themselves).
+func (c *cluster) startNodeLifecycle(t *testing.T) {
+	t.Helper()
+	c.nodeLifecycle = start(t, c.dir, "kube-controller-manager", nil, mustEnv(t, "KUBE_CONTROLLER_MANAGER_BIN"),
+		"--kubeconfig", c.kubeconfig,
+		"--controllers", "node-lifecycle-controller",
+		"--leader-elect=false",
+		// No port of its own: nothing in the test reads its metrics.
+		"--secure-port=0",
+		"--node-monitor-period=1s",
+		"--node-monitor-grace-period="+nodeGrace.String())
+	eventually(t, time.Minute, "kube-controller-manager's node lifecycle controller started", func() (bool, error) {
+		return c.nodeLifecycle.logContains(`"Started controller" controller="node-lifecycle-controller"`), nil
+	})
 }
 
 // applyCRDs installs KubeEdge's CRDs from the upstream module, as

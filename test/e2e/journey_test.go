@@ -203,19 +203,24 @@ func TestWindowsJourney(t *testing.T) {
 		errorf(t, "stopping the service touched the pod's container: %s", calls)
 	}
 
-	// 6. Start again: Ready, same container.
-	back := time.Now()
+	// 6. Start again: Ready, same container, as the new process found it.
+	startOffset := fileSize(logFile)
 	j.step("service start", 0)
-	again := eventually(t, readyBound, "node Ready after service start", c.nodeReady(j.node, back))
+	started := startedAt(t, logFile, startOffset)
+	eventually(t, readyBound, "node Ready after service start", c.nodeReady(j.node, started))
+	again := time.Since(started)
+	keptRunning(t, j.fakecri.log, "journey", container, started, "service stop and start")
 	c.sameContainer(t, "journey", container, "service stop and start")
 	e.createdOnce(t, 1, "service stop and start")
-	t.Logf("service stopped in %s and Ready again %s after service start; container unchanged", fmtDur(stopTook), fmtDur(again))
+	t.Logf("service stopped in %s and Ready again %s after edgecore started; container unchanged", fmtDur(stopTook), fmtDur(again))
 
 	// 7. A crash: the process ends without telling the service manager,
 	// which starts it again.
 	pid = j.runningPID(j.step("service status", 0).out)
 	crashOffset := fileSize(logFile)
 	crashed := time.Now()
+	firstRuntime := j.fakecri.log
+	rebooted := false
 	if !j.crash(pid) {
 		t.Log("Wine's service manager does not notice that a service's process has ended: it goes on " +
 			"reporting the service running, and it keeps no recovery actions, so it cannot restart edgecore " +
@@ -224,14 +229,23 @@ func TestWindowsJourney(t *testing.T) {
 			"host instead, after which the automatic service must start by itself and the node recover.")
 		j.recoveryConfigured()
 		j.rebootHost()
+		rebooted = true
 	}
-	eventually(t, readyBound, "node Ready after the crash", c.nodeReady(j.node, crashed))
-	recovered := time.Now()
 	// What edgecore itself takes is measured from its start: the wait
 	// before it (the service manager's restart delay on Windows, the
 	// host's restart under Wine) is not edgecore's.
-	restarted := j.edgeStarted(logFile, crashOffset)
-	eventually(t, podBound, "pod journey Running after the crash", c.podRunning("journey"))
+	restarted := startedAt(t, logFile, crashOffset)
+	eventually(t, readyBound, "node Ready after the crash", c.nodeReady(j.node, restarted))
+	recovered := time.Now()
+	if rebooted {
+		// The runtime restarted with the host, empty: the pod runs in a
+		// new sandbox there, and the cloud shows that container.
+		id := c.startedAnew(t, j.fakecri.log, "journey", restarted, "the host restart")
+		t.Logf("after the host restart the pod journey runs in a new sandbox in the new runtime, container %.12s", id)
+	} else {
+		keptRunning(t, j.fakecri.log, "journey", container, restarted, "the crash")
+		c.sameContainer(t, "journey", container, "the crash")
+	}
 	t.Logf("after the crash edgecore started again %s later and the node was Ready again %s after that, pod journey Running",
 		fmtDur(restarted.Sub(crashed)), fmtDur(recovered.Sub(restarted)))
 
@@ -245,6 +259,13 @@ func TestWindowsJourney(t *testing.T) {
 		errorl(t, "the refused second join changed the configuration file")
 	}
 	j.runningPID(j.step("service status", 0).out)
+
+	// What the node did with its pod over its life as this node, which
+	// reset ends: one sandbox and one start in each runtime it ran on.
+	if rebooted {
+		wantCreated(t, firstRuntime, "the journey before the host restart", map[string]created{"default/journey": {1, 1}})
+	}
+	wantCreated(t, j.fakecri.log, "the journey up to the reset", map[string]created{"default/journey": {1, 1}})
 
 	// 9. Reset: without a terminal it asks for --force and changes
 	// nothing; with --force the service and join's files go, containerd's
@@ -277,10 +298,11 @@ func TestWindowsJourney(t *testing.T) {
 		errorl(t, "reset ended the container runtime")
 	}
 
-	// 10. The host can join again.
+	// 10. The host can join again. Reset removed the log, so the new
+	// process's start is its log's first.
 	rejoin := time.Now()
 	j.run(j.args(wineJoin), 0)
-	eventually(t, readyBound, "node Ready after joining again", c.nodeReady(j.node, rejoin))
+	eventually(t, readyBound, "node Ready after joining again", c.nodeReady(j.node, startedAt(t, logFile, 0)))
 	t.Logf("joined again after reset: node Ready %s after join started", fmtDur(time.Since(rejoin)))
 	j.run(j.args("reset --force"), 0)
 
@@ -402,6 +424,9 @@ type journey struct {
 	layout  config.Layout
 	fakecri *proc
 	node    string
+	// carried is a pod the scenario's events must leave in its
+	// container, if it runs one.
+	carried carriedPod
 }
 
 // args fills the quick start's examples with the test cloud's address and the
@@ -540,35 +565,6 @@ func (j *journey) crash(pid int) bool {
 	j.dumpLog()
 	fatalf(j.t, "the service manager shows recovery actions but did not restart edgecore within %v: %s", recoverBound, status)
 	return false
-}
-
-// klogStart is the header of klog's line that edgecore's run begins with.
-var klogStart = regexp.MustCompile(`(?m)^I(\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ \S+\] "Starting edgecore"`)
-
-// edgeStarted is when the edgecore process that logged to logFile after
-// offset started, by the time stamp of its "Starting edgecore" line. klog
-// writes local time, which Wine takes from this machine.
-func (j *journey) edgeStarted(logFile string, offset int64) time.Time {
-	j.t.Helper()
-	var m []string
-	eventually(j.t, recoverBound, "edgecore's start in its log", func() (bool, error) {
-		data := j.readFile(logFile)
-		m = klogStart.FindStringSubmatch(string(data[min(int(offset), len(data)):]))
-		return m != nil, nil
-	})
-	now := time.Now()
-	at, err := time.ParseInLocation("0102 15:04:05.000000", m[1], time.Local)
-	if err != nil {
-		fatal(j.t, err)
-	}
-	at = at.AddDate(now.Year(), 0, 0)
-	if at.After(now) { // logged in December, read in January
-		at = at.AddDate(-1, 0, 0)
-	}
-	if now.Sub(at) > 10*time.Minute {
-		fatalf(j.t, "edgecore's start in its log, %s, is not in the last minutes: does Wine's clock use another time zone than %s?", at, time.Local)
-	}
-	return at
 }
 
 // recoveryConfigured checks, in what `service status` reads from the

@@ -102,12 +102,17 @@ func TestWindowsNodeShutdown(t *testing.T) {
 	for _, p := range []string{regularPod, criticalPod} {
 		eventually(t, shutdownBound, "pod "+p+" reported as ended by the shutdown", c.endedByShutdown(p))
 	}
+	wantCreated(t, cri.log, "the first round", map[string]created{"default/" + regularPod: {1, 1}, "default/" + criticalPod: {1, 1}})
 	var back time.Time
+	logOffset := fileSize(logFile)
 	cri, back = s.restartHost("fakecri-after-reboot")
-	eventually(t, readyBound, "node Ready after the host restart", c.nodeReady(name, back))
+	started := startedAt(t, logFile, logOffset)
+	eventually(t, readyBound, "node Ready after the host restart", c.nodeReady(name, started))
 	firstReady := time.Since(back)
-	// The kubelet syncs every pod it knows at once; give it time to.
-	time.Sleep(20 * time.Second)
+	// The kubelet syncs every pod it knows at once: the runtime is empty
+	// and the pods ended, so there is nothing to look at; what it did is
+	// in its relists of the runtime, 20 s of them.
+	relistedFor(t, cri.log, started, 20*time.Second)
 	for _, p := range []string{regularPod, criticalPod} {
 		if ok, err := c.endedByShutdown(p)(); !ok {
 			errorf(t, "after the host restart pod %s no longer says the shutdown ended it: %v", p, err)
@@ -134,9 +139,13 @@ func TestWindowsNodeShutdown(t *testing.T) {
 
 	// 2. The cloud away: the same shutdown, and the pods back from the
 	// node's database after the restart.
+	secondRuntime := cri.log
 	c.cloudcore.stop()
 	second := s.shutDown(cri)
+	wantCreated(t, secondRuntime, "the second round", map[string]created{"default/" + regularPod: {1, 1}, "default/" + criticalPod: {1, 1}})
+	logOffset = fileSize(logFile)
 	cri, back = s.restartHost("fakecri-after-second-reboot")
+	started = startedAt(t, logFile, logOffset)
 	eventually(t, podBound, "both pods started again from the node's database, without the cloud", func() (bool, error) {
 		n := strings.Count(readFrom(t, cri.log, 0), "StartContainer\n")
 		return n >= 2, fmt.Errorf("%d containers started", n)
@@ -145,15 +154,16 @@ func TestWindowsNodeShutdown(t *testing.T) {
 	cloudBack := c.restartCloudcore(t)
 	eventually(t, readyBound, "node Ready after the host restart and the cloud's return", c.nodeReady(name, cloudBack))
 	for _, p := range []string{regularPod, criticalPod} {
-		eventually(t, podBound, "pod "+p+" Running in a new container, as the cloud sees it", func() (bool, error) {
-			if ok, err := c.podRunning(p)(); !ok {
-				return false, err
-			}
-			now := c.containerOf(t, p)
-			return now != before[p], fmt.Errorf("container %s, before the shutdown %s", now, before[p])
-		})
+		// The runtime restarted with the host, empty: the kubelet of the
+		// new process created each pod anew there, and the cloud shows
+		// that container.
+		id := c.startedAnew(t, cri.log, p, started, "the host restart")
+		if id == runtimeID(before[p]) {
+			errorf(t, "pod %s runs in container %s, the one from before the shutdown", p, id)
+		}
 	}
 	statusBack := time.Since(cloudBack)
+	wantCreated(t, cri.log, "the restart after the second round", map[string]created{"default/" + regularPod: {1, 1}, "default/" + criticalPod: {1, 1}})
 
 	fmt.Printf("node shutdown figures (windows edge under Wine), cloud connected: pre-shutdown request to service stopped %s, "+
 		"critical pod stopped %s after the regular one; node Ready %s after the host restart, pods left ended\n",

@@ -43,9 +43,7 @@ func TestWindowsUpgradeFromPrevious(t *testing.T) {
 	eventually(t, readyBound, "node "+j.node+" Ready on the previous release", c.nodeReady(j.node, time.Time{}))
 	j.runsKubeEdge(prevKE)
 	e := &edge{os: "windows", name: j.node, fakecri: j.fakecri}
-	e.createPod(t, c, "carried")
-	eventually(t, podBound, "pod carried Running", c.podRunning("carried"))
-	container := c.containerOf(t, "carried")
+	j.carried = j.runPod("carried")
 	rows := j.metaKeys()
 	oldConfig := string(j.read(j.layout.ConfigFile))
 	logBefore := fileSize(h.drive(j.layout.LogFile))
@@ -59,7 +57,7 @@ func TestWindowsUpgradeFromPrevious(t *testing.T) {
 		{[]string{"rollback"}, "result=success action=rollback from=" + version + " to=" + prevVersion, prevKE},
 	}
 	for i, s := range steps {
-		begin := time.Now()
+		offset := fileSize(h.drive(j.layout.LogFile))
 		r := h.edgecore(t, upgradeBound, s.args...)
 		t.Logf("edgecore.exe %s: exit %d after %s\n%s", strings.Join(s.args, " "), r.code, fmtDur(r.duration), indent(r.out))
 		if r.code != 0 || !strings.Contains(lastLine(r.out), s.result) {
@@ -67,9 +65,8 @@ func TestWindowsUpgradeFromPrevious(t *testing.T) {
 			j.dumpUpgradeLog()
 			fatalf(t, "edgecore.exe %s: exit %d and last line %q; want exit 0 and %q", s.args[0], r.code, lastLine(r.out), s.result)
 		}
-		eventually(t, readyBound, "node Ready after "+s.args[0], c.nodeReady(j.node, begin))
+		j.backAfter(offset, s.args[0])
 		j.runsKubeEdge(s.kubeedge)
-		c.sameContainer(t, "carried", container, s.args[0])
 		e.createdOnce(t, 1, s.args[0])
 		j.knowsPod("carried", s.args[0])
 		j.keptRows(rows, s.args[0])
@@ -78,6 +75,7 @@ func TestWindowsUpgradeFromPrevious(t *testing.T) {
 		}
 		t.Logf("%s: %s in %s, node %s Ready on KubeEdge %s, pod carried in the same container", s.args[0], s.result, fmtDur(r.duration), j.node, s.kubeedge)
 	}
+	wantCreated(t, j.fakecri.log, "the upgrade and the rollback", map[string]created{"default/carried": {1, 1}})
 }
 
 // carriedConfig checks that the new release runs the configuration the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,9 +23,12 @@ type proc struct {
 	name string
 	cmd  *exec.Cmd
 	log  string
-	done chan struct{}
-	mu   sync.Mutex
-	err  error
+	// started is when the process was started: what a check of what it
+	// did takes as its "after".
+	started time.Time
+	done    chan struct{}
+	mu      sync.Mutex
+	err     error
 }
 
 // start runs a component; the test ends it by PID when it finishes.
@@ -40,10 +44,11 @@ func start(t *testing.T, dir, name string, env []string, bin string, args ...str
 	cmd.Env = append(os.Environ(), env...)
 	// A group of its own, so that Wine's helpers end with the component.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		fatalf(t, "start %s: %v", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &proc{name: name, cmd: cmd, log: logPath, started: started, done: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		f.Close()
@@ -109,6 +114,45 @@ func (p *proc) dump(t *testing.T) {
 func (p *proc) logContains(s string) bool {
 	data, _ := os.ReadFile(p.log)
 	return bytes.Contains(data, []byte(s))
+}
+
+// klogStart is the header of klog's line that edgecore's run begins with.
+var klogStart = regexp.MustCompile(`(?m)^I(\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ \S+\] "Starting edgecore"`)
+
+// startedAt is when the edgecore process that logs to logFile now started:
+// the time stamp of the last "Starting edgecore" line after offset (where
+// the file ended before the event that started it), waiting for one. It
+// is the "after" of every check of what that process did: a check from an
+// earlier time is met by the process before it. klog writes local time,
+// which Wine takes from this machine. A log that rotated meanwhile is read
+// from its start.
+func startedAt(t *testing.T, logFile string, offset int64) time.Time {
+	t.Helper()
+	var m [][]string
+	eventually(t, 2*time.Minute, "edgecore's start in its log "+logFile, func() (bool, error) {
+		data, err := os.ReadFile(logFile)
+		if err != nil {
+			return false, err
+		}
+		if int64(len(data)) < offset {
+			offset = 0
+		}
+		m = klogStart.FindAllStringSubmatch(string(data[offset:]), -1)
+		return m != nil, nil
+	})
+	now := time.Now()
+	at, err := time.ParseInLocation("0102 15:04:05.000000", m[len(m)-1][1], time.Local)
+	if err != nil {
+		fatal(t, err)
+	}
+	at = at.AddDate(now.Year(), 0, 0)
+	if at.After(now) { // logged in December, read in January
+		at = at.AddDate(-1, 0, 0)
+	}
+	if now.Sub(at) > 15*time.Minute {
+		fatalf(t, "edgecore's start in its log, %s, is not in the last minutes: does Wine's clock use another time zone than %s?", at, time.Local)
+	}
+	return at
 }
 
 // eventually polls cond until it holds or timeout passes, and returns how

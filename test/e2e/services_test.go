@@ -117,7 +117,7 @@ func TestWindowsServices(t *testing.T) {
 	}
 	e.edgecore.stop()
 	e.startEdgecore(t)
-	restarted := time.Now()
+	restarted := e.edgecore.started
 	answered := eventually(t, podBound, "the restarted node answers "+name+" without the cloud", func() (bool, error) {
 		got, err := resolve(dns, name, false)
 		return got == vip, fmt.Errorf("%q, %v", got, err)
@@ -130,8 +130,7 @@ func TestWindowsServices(t *testing.T) {
 
 	// The cloud is back; the Service goes, and with it the name and the
 	// load balancer.
-	back := time.Now()
-	c.restartCloudcore(t)
+	back := c.restartCloudcore(t)
 	eventually(t, readyBound, "node Ready after the cloud came back", c.nodeReady(e.name, back))
 	if err := c.client.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		fatal(t, err)

@@ -188,7 +188,7 @@ func TestWindowsTakeover(t *testing.T) {
 		errorf(t, "%s is not this build after the takeover", keadmExe)
 	}
 	// The new process: its own start line, then Ready since it started.
-	started := j.edgeStarted(h.drive(j.layout.LogFile), logOffset)
+	started := startedAt(t, h.drive(j.layout.LogFile), logOffset)
 	eventually(t, readyBound, "node Ready after the new process started", c.nodeReady(keadmNode, started))
 	for _, want := range []string{"edgehub connected to cloudcore", "moved " + j.layout.KeyFile + " aside", "removed the old " + j.layout.KeyFile} {
 		if !strings.Contains(r.out, want) {

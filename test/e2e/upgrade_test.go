@@ -46,6 +46,8 @@ func TestWindowsUpgrade(t *testing.T) {
 
 	j.node = j.joinedNode(j.run(j.args(joinCommand), 0).out)
 	eventually(t, readyBound, "node "+j.node+" Ready", c.nodeReady(j.node, time.Time{}))
+	// A pod runs through every upgrade and rollback, in its container.
+	j.carried = j.runPod("upgraded")
 	base, goodKE, badKE := mustEnv(t, "KUBEEDGE_VERSION"), mustEnv(t, "UPGRADE_GOOD_KUBEEDGE"), mustEnv(t, "UPGRADE_BAD_KUBEEDGE")
 	version, goodV, badV := mustEnv(t, "VERSION"), mustEnv(t, "UPGRADE_GOOD_VERSION"), mustEnv(t, "UPGRADE_BAD_VERSION")
 	j.runsKubeEdge(base)
@@ -61,18 +63,50 @@ func TestWindowsUpgrade(t *testing.T) {
 		{[]string{"rollback"}, 0, "result=success action=rollback from=" + goodV + " to=" + version, base},
 	}
 	for _, s := range steps {
-		begin := time.Now()
+		offset := fileSize(h.drive(j.layout.LogFile))
 		r := h.edgecore(t, upgradeBound, s.args...)
 		t.Logf("edgecore.exe %s: exit %d after %s\n%s", strings.Join(s.args, " "), r.code, fmtDur(r.duration), indent(r.out))
 		if r.code != s.code || !strings.Contains(lastLine(r.out), s.result) {
 			j.dumpLog()
 			fatalf(t, "edgecore.exe %s: exit %d and last line %q; want exit %d and %q", s.args[0], r.code, lastLine(r.out), s.code, s.result)
 		}
-		eventually(t, readyBound, "node Ready after "+s.args[0], c.nodeReady(j.node, begin))
+		j.backAfter(offset, s.args[0])
 		j.runsKubeEdge(s.kubeedge)
 		t.Logf("%s: %s in %s, node Ready on KubeEdge %s", s.args[0], s.result, fmtDur(r.duration), s.kubeedge)
 	}
 	j.upgradeFromCloud(good, bad, goodV, goodKE, badKE)
+	wantCreated(t, j.fakecri.log, "the upgrades and rollbacks", map[string]created{"default/upgraded": {1, 1}})
+}
+
+// runPod runs a pod on the journey's node and returns its container as
+// containerOf reports it: the pod a later event must leave alone.
+func (j *journey) runPod(name string) carriedPod {
+	j.t.Helper()
+	e := &edge{os: "windows", name: j.node}
+	e.createPod(j.t, j.c, name)
+	eventually(j.t, podBound, "pod "+name+" Running", j.c.podRunning(name))
+	return carriedPod{name: name, container: j.c.containerOf(j.t, name)}
+}
+
+// carriedPod is a pod that events on the node must leave in its container.
+type carriedPod struct{ name, container string }
+
+// backAfter checks the node after an event that replaced its edgecore
+// process (an upgrade, a rollback, a configuration applied or rolled
+// back), from the start of the process that runs now (the last start
+// line in the service log after offset, where the log ended before the
+// event): the node is Ready with a heartbeat of its kubelet, and that
+// kubelet found the carried pod's container in the runtime and left it
+// there. It returns the process's start.
+func (j *journey) backAfter(offset int64, event string) time.Time {
+	j.t.Helper()
+	started := startedAt(j.t, j.h.drive(j.layout.LogFile), offset)
+	eventually(j.t, readyBound, "node Ready after "+event, j.c.nodeReady(j.node, started))
+	if p := j.carried; p.name != "" {
+		keptRunning(j.t, j.fakecri.log, p.name, p.container, started, event)
+		j.c.sameContainer(j.t, p.name, p.container, event)
+	}
+	return started
 }
 
 // upgradeFromCloud drives the node's upgrade from the cloud the way the
@@ -127,6 +161,7 @@ func (j *journey) upgradeFromCloud(good, bad, goodV, goodKE, badKE string) {
 	}
 	for _, jb := range jobs {
 		begin := time.Now()
+		offset := fileSize(j.h.drive(j.layout.LogFile))
 		timeout := uint32(600)
 		job := &opsv1.NodeUpgradeJob{
 			ObjectMeta: metav1.ObjectMeta{Name: jb.name},
@@ -185,7 +220,7 @@ func (j *journey) upgradeFromCloud(good, bad, goodV, goodKE, badKE string) {
 		if len(jb.actions) == 5 && !strings.Contains(ns.ActionFlow[3].Reason, "rolled back to "+goodV) {
 			fatalf(t, "NodeUpgradeJob %s: the Upgrade action's reason %q does not say the node was rolled back", jb.name, ns.ActionFlow[3].Reason)
 		}
-		eventually(t, readyBound, "node Ready after "+jb.name, j.c.nodeReady(j.node, begin))
+		j.backAfter(offset, "NodeUpgradeJob "+jb.name)
 		j.runsKubeEdge(jb.kubeedge)
 		t.Logf("NodeUpgradeJob %s: node %s Ready on KubeEdge %s", jb.name, j.node, jb.kubeedge)
 	}

@@ -86,6 +86,9 @@ type Options struct {
 	// stop that took time ended, each ExecSync in one and each image pull
 	// (see Action), before the call returns.
 	Actions func(Action)
+	// PodCalls, when set, is told of each call that succeeded on one
+	// pod's sandbox or container (see PodCall), after it returned.
+	PodCalls func(PodCall)
 	// FailPulls are image references whose pull fails, as a registry
 	// that does not have them would make it (NotFound); a test's way to
 	// show a pull that does not work.
@@ -175,11 +178,18 @@ func New(opts Options) (*Server, error) {
 	svc.stream = stream
 
 	var serverOpts []grpc.ServerOption
-	if opts.CallLog != nil {
+	if opts.CallLog != nil || opts.PodCalls != nil {
 		serverOpts = append(serverOpts, grpc.UnaryInterceptor(
 			func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 				resp, err := h(ctx, req)
-				opts.CallLog(info.FullMethod, err)
+				if opts.CallLog != nil {
+					opts.CallLog(info.FullMethod, err)
+				}
+				if opts.PodCalls != nil && err == nil {
+					if c, ok := svc.podCall(info.FullMethod, req, resp); ok {
+						opts.PodCalls(c)
+					}
+				}
 				return resp, err
 			}))
 	}
@@ -539,6 +549,78 @@ func stop(c *container) {
 // ExitKilled is the exit code of a container the runtime killed when the
 // stop's grace period ended before its main process exited.
 const ExitKilled = 137
+
+// PodCall is a call on one pod's sandbox or container, with the pod it was
+// about: a test reads back which pod the kubelet created a sandbox for,
+// which container it started, and which ones it looked at (the kubelet
+// reads PodSandboxStatus and ContainerStatus of a pod whenever it inspects
+// it, as a new kubelet does with every pod it finds).
+type PodCall struct {
+	// Call is the CRI method: RunPodSandbox, StopPodSandbox,
+	// PodSandboxStatus, CreateContainer, StartContainer, StopContainer or
+	// ContainerStatus.
+	Call string
+	// Pod is the pod as namespace/name, from the sandbox's metadata or the
+	// kubelet's labels on the container.
+	Pod string
+	// Sandbox is the sandbox's ID for the sandbox calls; Container is the
+	// container's name and ID its ID for the container calls.
+	Sandbox, Container, ID string
+}
+
+// String is the call on one line, as `fakecri -v` logs it after
+// "pod call: ", e.g. "RunPodSandbox pod=default/app sandbox=ID" or
+// "StartContainer pod=default/app container=app id=ID".
+func (c PodCall) String() string {
+	if c.Sandbox != "" {
+		return fmt.Sprintf("%s pod=%s sandbox=%s", c.Call, c.Pod, c.Sandbox)
+	}
+	return fmt.Sprintf("%s pod=%s container=%s id=%s", c.Call, c.Pod, c.Container, c.ID)
+}
+
+// podCall is the PodCall of a call that succeeded, if it is one on a pod's
+// sandbox or container that still exists.
+func (s *service) podCall(method string, req, resp any) (PodCall, bool) {
+	sandboxID, containerID := "", ""
+	switch r := req.(type) {
+	case *runtimeapi.RunPodSandboxRequest:
+		sandboxID = resp.(*runtimeapi.RunPodSandboxResponse).GetPodSandboxId()
+	case *runtimeapi.StopPodSandboxRequest:
+		sandboxID = r.PodSandboxId
+	case *runtimeapi.PodSandboxStatusRequest:
+		sandboxID = r.PodSandboxId
+	case *runtimeapi.CreateContainerRequest:
+		containerID = resp.(*runtimeapi.CreateContainerResponse).GetContainerId()
+	case *runtimeapi.StartContainerRequest:
+		containerID = r.ContainerId
+	case *runtimeapi.StopContainerRequest:
+		containerID = r.ContainerId
+	case *runtimeapi.ContainerStatusRequest:
+		containerID = r.ContainerId
+	default:
+		return PodCall{}, false
+	}
+	call := PodCall{Call: method[strings.LastIndex(method, "/")+1:]}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sandboxID != "" {
+		sb, ok := s.sandboxes[sandboxID]
+		if !ok {
+			return PodCall{}, false
+		}
+		md := sb.status.Metadata
+		call.Pod, call.Sandbox = md.GetNamespace()+"/"+md.GetName(), sandboxID
+		return call, true
+	}
+	c, ok := s.containers[containerID]
+	if !ok {
+		return PodCall{}, false
+	}
+	st := &c.status
+	call.Pod = st.Labels["io.kubernetes.pod.namespace"] + "/" + st.Labels["io.kubernetes.pod.name"]
+	call.Container, call.ID = st.Metadata.GetName(), containerID
+	return call, true
+}
 
 // Action is a call on one container that a test reads back: a stop, with
 // the grace period the kubelet gave it, or an ExecSync (how the kubelet

@@ -472,6 +472,73 @@ func TestActionsRecordStopsAndExecs(t *testing.T) {
 	}
 }
 
+// A test reads back which pod each sandbox and container call was about,
+// and the IDs the runtime gave them; calls that failed, and calls on
+// nothing of a pod, are not told.
+func TestPodCallsNameThePod(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	rs, is := kubeletClients(t, Options{PodCalls: func(c PodCall) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, c.String())
+	}})
+	ctx := context.Background()
+	sbCfg := sandboxConfig("web", t.TempDir())
+	sbCfg.Metadata.Namespace = "shop"
+	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
+		Image:    &runtimeapi.ImageSpec{Image: ref},
+		Labels:   map[string]string{"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "shop", "io.kubernetes.container.name": "app"},
+	}, sbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.StartContainer(ctx, cid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.PodSandboxStatus(ctx, id, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.ContainerStatus(ctx, cid, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.ContainerStatus(ctx, "no-such-container", false); err == nil {
+		t.Fatal("ContainerStatus of a container that does not exist succeeded")
+	}
+	if _, err := rs.ListContainers(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.StopContainer(ctx, cid, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.StopPodSandbox(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"RunPodSandbox pod=shop/web sandbox=" + id,
+		"CreateContainer pod=shop/web container=app id=" + cid,
+		"StartContainer pod=shop/web container=app id=" + cid,
+		"PodSandboxStatus pod=shop/web sandbox=" + id,
+		"ContainerStatus pod=shop/web container=app id=" + cid,
+		"StopContainer pod=shop/web container=app id=" + cid,
+		"StopPodSandbox pod=shop/web sandbox=" + id,
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("pod calls\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // A container whose command is `onstop N` ends with N when the runtime
 // stops it, as a process its stop signal ends; others end with 0.
 func TestOnStopSetsTheExitCodeOfAStop(t *testing.T) {

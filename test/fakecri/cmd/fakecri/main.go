@@ -13,7 +13,9 @@
 //
 // With -v it logs every CRI call, and each container stop, how a stop that
 // took time ended, each ExecSync and each image pull (with the user of its
-// credentials) as "action: " and the action (fakecri.Action).
+// credentials) as "action: " and the action (fakecri.Action), and each call
+// on a pod's sandbox or container as "pod call: " and the call
+// (fakecri.PodCall).
 package main
 
 import (
@@ -90,6 +92,9 @@ func main() {
 		// which grace period, how long it took, what ran in it, and which
 		// images were pulled with whose credentials, in order.
 		opts.Actions = func(a fakecri.Action) { log.Printf("action: %s", a) }
+		// And which pod each sandbox and container call was about: what
+		// the kubelet created, started and looked at, and when.
+		opts.PodCalls = func(c fakecri.PodCall) { log.Printf("pod call: %s", c) }
 	}
 
 	srv, err := fakecri.New(opts)
