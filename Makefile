@@ -412,14 +412,22 @@ bench:
 # (BENCH_LINUX=0 or BENCH_WINE=0 leaves a part out). It prints a Markdown
 # table of medians and ratios under a line with the date and the machine,
 # kept in $(BENCH_TABLE), keeps each node's log in $(OUT)/bench-node-logs,
-# asserts nothing and is not part of `make test`.
+# asserts nothing and is not part of `make test`. Its Services part
+# (BENCH_SERVICES=0 leaves it out) runs the Windows node under Wine with
+# Services at the node off and on, alternately, with 100 Services and 500
+# endpoints in the cloud (the e2e build edgecore-hnsrec.exe: the proxier
+# programs a recording HNS), and measures memory and CPU over BENCH_WINDOW;
+# then BenchmarkResponderUDP gives the DNS responder's answers per second
+# and p99 on the Linux build ($(BENCH_DNS)).
 REF_BIN := $(REF)/linux-amd64/edgecore
 REF_PKG := github.com/kubeedge/kubeedge/edge/cmd/edgecore
 BENCH_RUNS ?= 3
 BENCH_WINDOW ?= 60s
 BENCH_LINUX ?= 1
 BENCH_WINE ?= 1
+BENCH_SERVICES ?= 1
 BENCH_TABLE := $(OUT)/bench-node.md
+BENCH_DNS := $(OUT)/bench-dns.txt
 
 $(REF_EXE): $(WORK) Makefile
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) $(GOBUILD) -tags $(EDGECORE_TAGS) -o $@ $(REF_PKG)
@@ -482,21 +490,25 @@ BENCH_ENV = ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kub
 	KUBE_CONTROLLER_MANAGER_BIN=$(CURDIR)/$(E2E)/kube-controller-manager \
 	KUBEEDGE_CRDS=$$(go list -m -f '{{.Dir}}' github.com/kubeedge/kubeedge)/build/crds \
 	EDGECORE_BIN=$(CURDIR)/$(LINUX_BIN) FAKECRI_BIN=$(CURDIR)/$(E2E)/fakecri \
-	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) \
+	EDGECORE_EXE=$(CURDIR)/$(WIN_EXE) FAKECRI_EXE=$(CURDIR)/$(FAKECRI_EXE) EDGECORE_HNSREC_EXE=$(CURDIR)/$(HNSREC_EXE) \
 	REF_EDGECORE_BIN=$(CURDIR)/$(REF_BIN) REF_EDGECORE_EXE=$(CURDIR)/$(REF_EXE) \
 	BENCH_LINUX=$(BENCH_LINUX) BENCH_WINE=$(BENCH_WINE) \
 	WINE=$$(PATH="$$PATH:/usr/lib/wine" command -v wine64 || command -v wine)
 BENCH_DEPS := windows linux wine-setup $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/kube-controller-manager $(E2E)/cloudcore $(E2E)/fakecri $(REF_EXE) $(REF_BIN)
+# The builds compared with ours, needed by bench-node's Linux and Wine
+# parts only (BENCH_LINUX=0 BENCH_WINE=0 runs the Services parts alone).
+BENCH_COMPARED = $(if $(filter-out 0,$(BENCH_LINUX) $(BENCH_WINE)),$(REF_EXE) $(REF_BIN) $(UPSTREAM_EXE) $(UPSTREAM_BIN))
 
-bench-node: $(BENCH_DEPS) $(UPSTREAM_EXE) $(UPSTREAM_BIN)
+bench-node: windows linux wine-setup $(FAKECRI_EXE) $(HNSREC_EXE) $(E2E)/kube-apiserver $(E2E)/kube-controller-manager $(E2E)/cloudcore $(E2E)/fakecri $(BENCH_COMPARED)
 	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
 	$(BENCH_ENV) \
 	UPSTREAM_EDGECORE_BIN=$(CURDIR)/$(UPSTREAM_BIN) UPSTREAM_EDGECORE_EXE=$(CURDIR)/$(UPSTREAM_EXE) \
-	BENCH_RUNS=$(BENCH_RUNS) BENCH_WINDOW=$(BENCH_WINDOW) \
+	BENCH_RUNS=$(BENCH_RUNS) BENCH_WINDOW=$(BENCH_WINDOW) BENCH_SERVICES=$(BENCH_SERVICES) \
 	BENCH_OUT=$(CURDIR)/$(BENCH_TABLE) BENCH_LOGS=$(CURDIR)/$(OUT)/bench-node-logs \
 	go test -tags e2e,benchnode -count=1 -v -run '^TestBenchNode$$' -timeout 60m ./test/e2e/
 	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
-	@cat $(BENCH_TABLE)
+	go test -tags $(EDGECORE_TAGS) -run '^$$' -bench '^BenchmarkResponderUDP$$' -benchtime 5s -count 3 ./internal/clusterdns/ > $(BENCH_DNS)
+	@cat $(BENCH_TABLE) $(BENCH_DNS)
 
 # The recovery benchmark: how long a node takes to be Ready again as
 # Kubernetes reads it (the node lifecycle controller of the e2e cluster

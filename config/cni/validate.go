@@ -190,3 +190,29 @@ func errorf(field, problem, fix string) Finding {
 func warnf(field, problem, fix string) Finding {
 	return Finding{Severity: SeverityWarning, Field: field, Problem: problem, Fix: fix}
 }
+
+// PodDNS reads what the CNI configuration data gives pods as their DNS
+// servers: its first plugin's dns.nameservers, and whether it relays the
+// runtime's (the kubelet's clusterDNS) instead, through
+// capabilities.dns. Validate says what is wrong with a file PodDNS
+// cannot read.
+func PodDNS(data []byte) (nameservers []string, relaysRuntime bool, err error) {
+	var top fileConf
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, false, err
+	}
+	p := top
+	if len(top.Plugins) > 0 {
+		// Only the first plugin sets up the network (see Validate).
+		p = fileConf{}
+		if err := json.Unmarshal(top.Plugins[0], &p); err != nil {
+			return nil, false, err
+		}
+	}
+	if raw, ok := p.Capabilities["dns"]; ok {
+		if err := json.Unmarshal(raw, &relaysRuntime); err != nil {
+			return nil, false, fmt.Errorf("capabilities.dns is %s where true or false is expected", raw)
+		}
+	}
+	return p.DNS.Nameservers, relaysRuntime, nil
+}

@@ -1,6 +1,7 @@
 package cni
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -127,5 +128,27 @@ func TestValidateNamesWrongTypes(t *testing.T) {
 		if len(got) == 0 || !strings.HasPrefix(got[0].String(), want) {
 			t.Errorf("%s\n got: %v\nwant: %s...", conf, got, want)
 		}
+	}
+}
+
+func TestPodDNS(t *testing.T) {
+	for name, tc := range map[string]struct {
+		conf    string
+		servers []string
+		relays  bool
+		err     bool
+	}{
+		"a plugin":          {conf: `{"type":"nat","dns":{"Nameservers":["10.0.0.2"]}}`, servers: []string{"10.0.0.2"}},
+		"a list's first":    {conf: `{"plugins":[{"type":"win-bridge","dns":{"nameservers":["10.244.2.2"]},"capabilities":{"dns":true}},{"type":"portmap","dns":{"nameservers":["9.9.9.9"]}}]}`, servers: []string{"10.244.2.2"}, relays: true},
+		"no DNS":            {conf: `{"type":"nat"}`},
+		"a capability typo": {conf: `{"type":"nat","capabilities":{"dns":"yes"}}`, err: true},
+		"not JSON":          {conf: `{`, err: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			servers, relays, err := PodDNS([]byte(tc.conf))
+			if (err != nil) != tc.err || !slices.Equal(servers, tc.servers) || relays != tc.relays {
+				t.Errorf("PodDNS = %v, %v, %v; want %v, %v, error %v", servers, relays, err, tc.servers, tc.relays, tc.err)
+			}
+		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kubeedge-windows/edgecore/windows/udpsock"
 )
 
 // Bounds of the listener: queries answered at once over UDP (more are
@@ -51,6 +53,11 @@ func (s *Server) Listen() (net.PacketConn, net.Listener, error) {
 		return nil, nil, fmt.Errorf("the DNS responder listens on one address of the node, not %s", s.Addr)
 	}
 	pc, err := net.ListenPacket("udp", s.Addr.String())
+	if udpsock.Refused(err) {
+		// Go's socket needs a socket option the system refuses (Wine 8;
+		// never Windows Server 2019 or later): a plain socket serves.
+		pc, err = udpsock.Listen(s.Addr)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("the DNS responder cannot listen on UDP %s: %w", s.Addr, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -191,9 +192,13 @@ func (m *servicesModule) Start() {
 	klog.InfoS("Services at the node: the store holds what the node's database knew", "services", st.Services, "endpointSlices", st.EndpointSlices)
 	sub := &subscriber{node: m.plan.services.NodeName, store: m.store, send: sendToCloud, connected: connect.IsConnected, forget: forgetStored}
 	go sub.run(ctx)
-	if err := m.serveDNS(ctx); err != nil {
-		klog.ErrorS(err, "The node's DNS responder does not run")
-	}
+	// In the background: the responder may wait for its address
+	// (clusterdns.ListenRetry), which the proxier does not need.
+	go func() {
+		if err := m.serveDNS(ctx); err != nil {
+			klog.ErrorS(err, "The node's DNS responder does not run")
+		}
+	}()
 	if err := startProxier(ctx, m.plan, m.store); err != nil {
 		klog.ErrorS(err, "The Windows kernelspace proxier does not run: ClusterIP and NodePort Services are not served to the node's pods")
 	}
@@ -255,7 +260,17 @@ func (m *servicesModule) serveDNS(ctx context.Context) error {
 	fwd := clusterdns.NewForward(servers, []netip.Addr{p.hostIP}, clusterdns.DefaultCacheEntries)
 	srv := &clusterdns.Server{Addr: p.dnsAddress(), Allow: p.dnsClients,
 		Responder: clusterdns.NewResponder(p.services.ClusterDomain, m.store, fwd)}
-	pc, l, err := srv.Listen()
+	type listeners struct {
+		pc net.PacketConn
+		l  net.Listener
+	}
+	ls, err := clusterdns.ListenRetry(ctx, func() (listeners, error) {
+		pc, l, err := srv.Listen()
+		return listeners{pc, l}, err
+	}, func(err error) {
+		klog.InfoS("The DNS responder's address is held, most likely by the node process this one replaces; trying again", "address", srv.Addr.String(), "for", clusterdns.ListenRetryFor, "err", err)
+	}, clusterdns.SleepOrDone)
+	pc, l := ls.pc, ls.l
 	if err != nil {
 		return fmt.Errorf("%w; the pods' DNS server is that address (the pod network's host address): check that the pod network is up (`edgecore.exe preflight`)", err)
 	}

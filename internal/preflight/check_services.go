@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/cni"
 	"github.com/kubeedge-windows/edgecore/internal/nodedb"
 	"github.com/kubeedge-windows/edgecore/internal/podnet"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
@@ -79,15 +80,35 @@ func checkServices(cfg Config, p Probes) []Row {
 	}
 	rows := []Row{pass(nameServices, fmt.Sprintf("on: the kernelspace proxier programs HNS network %q (%s, source VIP %s); the DNS responder answers %s at %s:53",
 		st.NetworkName(), st.Mode, host, s.ClusterDomain, host))}
-	rows = append(rows, checkPodsDNS(s, host))
+	var conf []byte
+	if st.CNIConfFile != "" && p.ReadFile != nil {
+		// Unreadable, the CNI row says why; the kubelet's setting is judged.
+		conf, _ = p.ReadFile(st.CNIConfFile)
+	}
+	rows = append(rows, checkPodsDNS(s, host, st.CNIConfFile, conf))
 	rows = append(rows, checkServiceStore(cfg, p))
 	rows = append(rows, checkLoadBalancing(p))
 	return rows
 }
 
 // checkPodsDNS: the pods resolve through the node's responder only when
-// the kubelet gives it to them.
-func checkPodsDNS(s *config.Services, host netip.Addr) Row {
+// they are given it: by the CNI configuration conf (at confPath; nil when
+// unread) through its dns.nameservers, or by the kubelet (clusterDNS)
+// when the configuration relays the runtime's DNS settings
+// (capabilities.dns), which containerd needs to pass them to the plugin.
+func checkPodsDNS(s *config.Services, host netip.Addr, confPath string, conf []byte) Row {
+	if conf != nil {
+		if servers, relays, err := cni.PodDNS(conf); err == nil && !relays {
+			for _, d := range servers {
+				if a, err := netip.ParseAddr(strings.TrimSpace(d)); err == nil && a == host {
+					return pass(nameServicesDNS, fmt.Sprintf("%s gives pods the node's DNS responder, %s, which answers while the cloud is away", confPath, host))
+				}
+			}
+			return warn(nameServicesDNS, fmt.Sprintf("%s gives pods the DNS servers %s, not the node's DNS responder (%s), and does not relay clusterDNS: "+
+				"pods lose the cluster's names whenever those are out of reach", confPath, strings.Join(servers, ", "), host),
+				fmt.Sprintf("write the pod network again with --dns %s (edgecore.exe cni-config with its flags and --force), then restart containerd", host))
+		}
+	}
 	if len(s.ClusterDNS) == 0 {
 		return pass(nameServicesDNS, fmt.Sprintf("clusterDNS is empty: the node gives pods its DNS responder, %s", host))
 	}

@@ -73,6 +73,15 @@ func TestServicesRows(t *testing.T) {
 			[]string{"WARN | HNS load balancing | HNS v2 load balancers, without session affinity"}},
 		"a database that cannot be read": {on(), servicesProbes(l2, func(string) (int, int, error) { return 0, 0, errors.New("locked") }, healthyLB, nil),
 			[]string{"WARN | Services from the cloud | could not check: locked"}},
+		"the CNI configuration gives the responder": {on(), withConf(l2, `{"name":"cbr0","type":"win-bridge","dns":{"nameservers":["10.244.7.2"]}}`, servicesProbes(l2, stored(1), healthyLB, nil)),
+			[]string{`PASS | Pods' DNS server | C:\Program Files\containerd\cni\conf\l2bridge.conf gives pods the node's DNS responder, 10.244.7.2`}},
+		// The quick start's trap: clusterDNS is the responder, but a
+		// Windows pod gets the configuration's servers.
+		"the CNI configuration gives the cloud's DNS": {on("10.244.7.2"), withConf(l2, `{"cniVersion":"0.2.0","name":"cbr0","plugins":[{"type":"win-bridge","dns":{"nameservers":["10.96.0.10"]},"capabilities":{"portMappings":true}}]}`, servicesProbes(l2, stored(1), healthyLB, nil)),
+			[]string{"WARN | Pods' DNS server | " + `C:\Program Files\containerd\cni\conf\l2bridge.conf gives pods the DNS servers 10.96.0.10, not the node's DNS responder (10.244.7.2)`,
+				"--dns 10.244.7.2"}},
+		"the CNI configuration relays clusterDNS": {on("10.96.0.10"), withConf(l2, `{"name":"cbr0","type":"win-bridge","capabilities":{"dns":true}}`, servicesProbes(l2, stored(1), healthyLB, nil)),
+			[]string{"WARN | Pods' DNS server | clusterDNS 10.96.0.10 is not the node's DNS responder (10.244.7.2)"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := rowsText(checkServices(tc.cfg, tc.p))
@@ -87,4 +96,18 @@ func TestServicesRows(t *testing.T) {
 	if rows := checkServices(Config{}, Probes{}); len(rows) != 0 {
 		t.Errorf("rows without a configuration: %v", rows)
 	}
+}
+
+// withConf gives p the CNI configuration conf at the path st records.
+func withConf(st *podnet.State, conf string, p Probes) Probes {
+	c := *st
+	c.CNIConfFile = `C:\Program Files\containerd\cni\conf\l2bridge.conf`
+	p.PodNetwork = &PodNetworkProbes{State: func() (podnet.State, bool, error) { return c, true, nil }}
+	p.ReadFile = func(path string) ([]byte, error) {
+		if path != c.CNIConfFile {
+			return nil, fmt.Errorf("open %s: not found", path)
+		}
+		return []byte(conf), nil
+	}
+	return p
 }

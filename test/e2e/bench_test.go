@@ -58,13 +58,21 @@ func TestBenchNode(t *testing.T) {
 	window := envDuration(t, "BENCH_WINDOW", 60*time.Second)
 	native := os.Getenv("BENCH_LINUX") != "0"
 	wine := os.Getenv("BENCH_WINE") != "0"
-	variants := []variant{
-		{"ours", mustEnv(t, "EDGECORE_BIN"), mustEnv(t, "EDGECORE_EXE")},
-		{"reference", mustEnv(t, "REF_EDGECORE_BIN"), mustEnv(t, "REF_EDGECORE_EXE")},
-		{upstreamRelease, mustEnv(t, "UPSTREAM_EDGECORE_BIN"), mustEnv(t, "UPSTREAM_EDGECORE_EXE")},
+	services := os.Getenv("BENCH_SERVICES") != "0"
+	// The builds compared: the Linux and Wine parts' only (the Makefile
+	// builds them for those parts only).
+	var variants []variant
+	if native || wine {
+		variants = []variant{
+			{"ours", mustEnv(t, "EDGECORE_BIN"), mustEnv(t, "EDGECORE_EXE")},
+			{"reference", mustEnv(t, "REF_EDGECORE_BIN"), mustEnv(t, "REF_EDGECORE_EXE")},
+			{upstreamRelease, mustEnv(t, "UPSTREAM_EDGECORE_BIN"), mustEnv(t, "UPSTREAM_EDGECORE_EXE")},
+		}
 	}
 
-	c := startCluster(t)
+	// Services at the node need cloudcore's dynamicController, which
+	// sends Services and EndpointSlices only to nodes that ask for them.
+	c := startClusterWith(t, cluster{dynamicController: services})
 	linux := map[string][]sample{}
 	windows := map[string][]sample{}
 	// A B C A B C: drift of the machine (other builds, caches) falls on all.
@@ -85,7 +93,13 @@ func TestBenchNode(t *testing.T) {
 		}
 	}
 
-	table := benchTable(variants, linux, windows, runs, window)
+	table := ""
+	if native || wine {
+		table = benchTable(variants, linux, windows, runs, window)
+	}
+	if services {
+		table += benchServices(t, c, runs, window)
+	}
 	fmt.Print(table)
 	if out := os.Getenv("BENCH_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {

@@ -46,7 +46,7 @@ const (
 	// start containerd as a service), so the journey runs it to its
 	// refusal at the first HNS call, which must undo everything, and then
 	// joins with wineJoin.
-	quickJoin = joinCommand + " --subnet 10.244.2.0/24 --cluster-cidr 10.244.0.0/16 --service-cidr 10.96.0.0/12 --dns 10.96.0.10"
+	quickJoin = joinCommand + " --subnet 10.244.2.0/24 --cluster-cidr 10.244.0.0/16 --service-cidr 10.96.0.0/12 --dns 10.244.2.2 --dns-search svc.cluster.local,cluster.local"
 	// joinCommand is a join that keeps the host's runtime and network, the
 	// join of a release without a bundle (the other scenarios).
 	joinCommand = "join --cloudcore-ipport 192.168.1.10:10000 --token <output of keadm gettoken>"

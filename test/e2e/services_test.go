@@ -63,6 +63,11 @@ func TestWindowsServices(t *testing.T) {
 	eventually(t, time.Minute, "the node's DNS responder", func() (bool, error) {
 		return e.edgecore.logContains("The node's DNS responder answers the pods"), nil
 	})
+	// preflight reads the node's database, which holds the cluster's
+	// default/kubernetes once the node has asked the cloud for Services.
+	eventually(t, time.Minute, "the node's store following the cloud", func() (bool, error) {
+		return e.edgecore.logContains("The node's store of Services follows the cloud"), nil
+	})
 	preflightServices(t, e, "Services from the cloud")
 
 	svc, err := c.client.CoreV1().Services("default").Create(ctx, &corev1.Service{
@@ -154,12 +159,20 @@ func TestWindowsServices(t *testing.T) {
 // network's record that cni-config would have written.
 func enableServices(t *testing.T, e *edge) {
 	t.Helper()
+	setServices(t, e, true)
+	writePodNetworkRecord(t, e)
+}
+
+// setServices sets the switch of Services at the node in e's
+// configuration to on, as `edgecore.exe config --services` writes it.
+func setServices(t *testing.T, e *edge, on bool) {
+	t.Helper()
 	host := config.Host{GOOS: e.os}
 	cfg, _, err := config.Load(e.cfgPath, host)
 	if err != nil {
 		fatal(t, err)
 	}
-	config.SetServices(cfg, true, netip.Addr{})
+	config.SetServices(cfg, on, netip.Addr{})
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
 		fatal(t, err)
@@ -167,6 +180,13 @@ func enableServices(t *testing.T, e *edge) {
 	if err := os.WriteFile(e.cfgPath, data, 0o600); err != nil {
 		fatal(t, err)
 	}
+}
+
+// writePodNetworkRecord gives the Windows node e the record of an
+// l2bridge pod network that cni-config would have written, removed when
+// the test ends.
+func writePodNetworkRecord(t *testing.T, e *edge) {
+	t.Helper()
 	st := podnet.State{Mode: "l2bridge", Plugin: "win-bridge", Subnet: svcPodRange, HostIP: svcHostIP,
 		Network:  &podnet.Object{Name: svcNetwork, ID: "e2e-net", Created: true},
 		Endpoint: &podnet.Object{Name: svcNetwork + "-host", ID: "e2e-host", IP: svcHostIP, Created: true}}
@@ -178,7 +198,7 @@ func enableServices(t *testing.T, e *edge) {
 	if _, err := os.Stat(record); err == nil {
 		fatalf(t, "%s exists: another scenario's pod network record is in the prefix", record)
 	}
-	data, err = yaml.Marshal(st)
+	data, err := yaml.Marshal(st)
 	if err != nil {
 		fatal(t, err)
 	}
@@ -232,39 +252,14 @@ func resolve(server netip.AddrPort, name string, tcp bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	network := "udp"
-	if tcp {
-		network = "tcp"
-	}
-	conn, err := net.DialTimeout(network, server.String(), 2*time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
 	var resp []byte
 	if tcp {
-		if _, err := conn.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(q))), q...)); err != nil {
-			return "", err
-		}
-		var l [2]byte
-		if _, err := io.ReadFull(conn, l[:]); err != nil {
-			return "", err
-		}
-		resp = make([]byte, binary.BigEndian.Uint16(l[:]))
-		if _, err := io.ReadFull(conn, resp); err != nil {
-			return "", err
-		}
+		resp, err = exchangeTCP(server, q)
 	} else {
-		if _, err := conn.Write(q); err != nil {
-			return "", err
-		}
-		buf := make([]byte, 1500)
-		n, err := conn.Read(buf)
-		if err != nil {
-			return "", err
-		}
-		resp = buf[:n]
+		resp, err = exchangeUDP(server, q)
+	}
+	if err != nil {
+		return "", err
 	}
 	var m dnsmessage.Message
 	if err := m.Unpack(resp); err != nil {
@@ -279,4 +274,52 @@ func resolve(server netip.AddrPort, name string, tcp bool) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no A record (rcode %s)", m.Header.RCode)
+}
+
+func exchangeTCP(server netip.AddrPort, q []byte) ([]byte, error) {
+	conn, err := net.DialTimeout("tcp", server.String(), 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := conn.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(q))), q...)); err != nil {
+		return nil, err
+	}
+	var l [2]byte
+	if _, err := io.ReadFull(conn, l[:]); err != nil {
+		return nil, err
+	}
+	resp := make([]byte, binary.BigEndian.Uint16(l[:]))
+	_, err = io.ReadFull(conn, resp)
+	return resp, err
+}
+
+// exchangeUDP sends q to server from an unconnected socket and takes the
+// answer from server's port on server's address or, under Wine, on
+// loopback's first address: a UDP socket of Wine 8 bound to 127.18.0.2
+// answers from 127.0.0.1 (seen with test/e2e's responder and a plain
+// echo), which a connected socket would drop. Windows answers from the
+// bound address.
+func exchangeUDP(server netip.AddrPort, q []byte) ([]byte, error) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer pc.Close()
+	_ = pc.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := pc.WriteTo(q, net.UDPAddrFromAddrPort(server)); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return nil, err
+		}
+		src := from.(*net.UDPAddr).AddrPort()
+		if src.Port() == server.Port() && (src.Addr().Unmap() == server.Addr() || src.Addr().Unmap() == netip.MustParseAddr("127.0.0.1")) {
+			return buf[:n], nil
+		}
+	}
 }
