@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
 
 	"github.com/kubeedge-windows/edgecore/config"
@@ -120,11 +122,15 @@ func procAddr(s string) (string, error) {
 }
 
 // expectedListeners is everything the edge's edgecore may listen on, and
-// why: on Windows nothing the Unix side sees (the kubelet server, the
-// kubelet's pod-resources and device-plugin endpoints are named pipes or
-// off); on Linux the kubelet server's socket, in a folder only root may
-// enter, and the kubelet's own pod-resources and device-plugin
-// registration sockets under its root directory, which only root may write.
+// why: on Windows nothing the Unix side sees (the kubelet server and the
+// kubelet's device-plugin registration are named pipes); on Linux the
+// kubelet server's socket, in a folder only root may enter, and the
+// device manager's registration socket, which the Linux kubelet always
+// serves at the fixed path pluginapi.KubeletSocket
+// (/var/lib/kubelet/device-plugins/kubelet.sock), whatever its root
+// directory. The pod-resources socket is not among them: the gate
+// KubeletPodResources is off by default in this Kubernetes (alpha again
+// in the 1.31+ versioned gates), so the kubelet serves none.
 func expectedListeners(e *edge) []string {
 	if e.os == config.Windows {
 		return nil
@@ -132,8 +138,7 @@ func expectedListeners(e *edge) []string {
 	ep := config.KubeletServerOf(&v1alpha2.EdgeCoreConfig{DataBase: &v1alpha2.DataBase{DataSource: filepath.Join(e.dir, "edgecore.db")}}, e.os)
 	want := []string{
 		"unix " + ep.Socket,
-		"unix " + filepath.Join(e.dir, "kubelet", "device-plugins", "kubelet.sock"),
-		"unix " + filepath.Join(e.dir, "kubelet", "pod-resources", "kubelet.sock"),
+		"unix " + pluginapi.KubeletSocket,
 	}
 	sort.Strings(want)
 	return want

@@ -40,13 +40,22 @@ func newCNIHost(t *testing.T, golden string, crlf bool) *cniHost {
 	if err := os.WriteFile(h.toml, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// cni-config records the network in the prefix's containerd directory.
-	if prefix := os.Getenv("WINEPREFIX"); prefix != "" {
-		state := filepath.Join(prefix, "drive_c", "Program Files", "containerd", "edgecore-cni-config.json")
-		os.Remove(state)
-		t.Cleanup(func() { os.Remove(state) })
-	}
+	forgetPodNetworkRecord(t)
 	return h
+}
+
+// forgetPodNetworkRecord removes the record cni-config keeps of the pod
+// network in the prefix's containerd directory, now and when the test
+// ends: the e2e, which runs in the same prefix after `make wine-test`,
+// refuses to start over another scenario's record.
+func forgetPodNetworkRecord(t *testing.T) {
+	prefix := os.Getenv("WINEPREFIX")
+	if prefix == "" {
+		return
+	}
+	state := filepath.Join(prefix, "drive_c", "Program Files", "containerd", "edgecore-cni-config.json")
+	os.Remove(state)
+	t.Cleanup(func() { os.Remove(state) })
 }
 
 // flags point cni-config at the scratch directory.

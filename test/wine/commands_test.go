@@ -107,6 +107,7 @@ func TestPreflightBeforeJoin(t *testing.T) {
 }
 
 func TestCNIConfig(t *testing.T) {
+	forgetPodNetworkRecord(t)
 	out := filepath.Join(t.TempDir(), "0-containerd-nat.conf")
 	r := run(t, time.Minute, "cni-config", "--subnet", "10.244.2.0/24", "--gateway", "10.244.3.1", "--dns", "10.0.0.10", "-o", toWindowsPath(out))
 	if r.code != 1 || !strings.Contains(r.stderr, "--gateway 10.244.3.1") || !strings.Contains(r.stderr, "10.244.2.1") {
