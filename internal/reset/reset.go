@@ -114,7 +114,7 @@ func Run(ctx context.Context, in io.Reader, out io.Writer, interactive bool, o O
 		fmt.Fprintf(out, "Node %s is reset. containerd with its containers and images, %sand %s were left alone.\n",
 			r.nodeName(), cniConf, r.cfg.Modules.Edged.RootDirectory)
 	}
-	fmt.Fprintf(out, "The node object stays in the cluster; to remove it, on the cloud side: kubectl delete node %s\n", r.nodeName())
+	fmt.Fprintf(out, "The node object stays in the cluster; to remove it, on the cloud side: kubectl delete node %s (do so before this host joins again under the same name: the new node reads its node object from its own database, which reset emptied, and would stay NotReady)\n", r.nodeName())
 	return nil
 }
 

@@ -298,8 +298,19 @@ func TestWindowsJourney(t *testing.T) {
 		errorl(t, "reset ended the container runtime")
 	}
 
-	// 10. The host can join again. Reset removed the log, so the new
-	// process's start is its log's first.
+	// 10. The host can join again, under the same name, once the node
+	// object is deleted on the cloud side as reset says: upstream's edged
+	// reads the existing node from its own database, which reset emptied,
+	// and a node object left behind stays Ready=Unknown (the node
+	// lifecycle controller's verdict) until it is. Reset removed the log,
+	// so the new process's start is its log's first.
+	deleteNode := "kubectl delete node " + j.node
+	if !strings.Contains(r.out, deleteNode) {
+		errorf(t, "reset does not say %q:\n%s", deleteNode, r.out)
+	}
+	if err := c.client.CoreV1().Nodes().Delete(context.Background(), j.node, metav1.DeleteOptions{}); err != nil {
+		fatalf(t, "%s: %v", deleteNode, err)
+	}
 	rejoin := time.Now()
 	j.run(j.args(wineJoin), 0)
 	eventually(t, readyBound, "node Ready after joining again", c.nodeReady(j.node, startedAt(t, logFile, 0)))
