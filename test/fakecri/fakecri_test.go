@@ -484,7 +484,7 @@ func TestPodCallsNameThePod(t *testing.T) {
 		got = append(got, c.String())
 	}})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", t.TempDir())
+	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
 	sbCfg.Metadata.Namespace = "shop"
 	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
 	if err != nil {
