@@ -174,14 +174,16 @@ func TestVersionResource(t *testing.T) {
 	if info.fixedFileVersion != want {
 		t.Errorf("fixed file version %s, want %s", info.fixedFileVersion, want)
 	}
+	// The strings carry the whole version, pre-release included: upgrade
+	// and takeover read it from ProductVersion without running the file.
 	for key, value := range map[string]string{
 		"ProductName":      "edgecore for Windows",
-		"FileVersion":      want,
-		"ProductVersion":   want,
+		"FileVersion":      version,
+		"ProductVersion":   version,
 		"OriginalFilename": "edgecore.exe",
 	} {
-		if !strings.Contains(info.strings, key) || !strings.Contains(info.strings, value) {
-			t.Errorf("version strings lack %s = %s", key, value)
+		if got, ok := info.value(key); !ok || got != value {
+			t.Errorf("version string %s is %q, want %q", key, got, value)
 		}
 	}
 }
@@ -189,6 +191,23 @@ func TestVersionResource(t *testing.T) {
 type version struct {
 	fixedFileVersion string
 	strings          string // the UTF-16 text of the resource, decoded
+}
+
+// value is the string the table gives key: the next text after the key's
+// NUL terminator and padding, as the resource lays a String block out.
+func (v version) value(key string) (string, bool) {
+	var words []string
+	for _, w := range strings.Split(v.strings, "\x00") {
+		if w != "" {
+			words = append(words, w)
+		}
+	}
+	for i, w := range words {
+		if strings.HasSuffix(w, key) && i+1 < len(words) {
+			return words[i+1], true
+		}
+	}
+	return "", false
 }
 
 // versionInfo finds the RT_VERSION resource by walking the resource
