@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
@@ -29,6 +30,7 @@ import (
 	connect "github.com/kubeedge/kubeedge/edge/pkg/common/cloudconnection"
 	edgemodules "github.com/kubeedge/kubeedge/edge/pkg/common/modules"
 	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/dao/dbclient"
+	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/metaserver/kubernetes/storage/sqlite/imitator"
 	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/metaserver/kubernetes/storage/sqlite/imitator/watchhook"
 	"github.com/kubeedge/kubeedge/pkg/metaserver"
 
@@ -52,9 +54,10 @@ var storeKinds = []struct {
 	key  string
 	// metaType is the type of metamanager's meta table rows.
 	metaType string
+	gvk      schema.GroupVersionKind
 }{
-	{servicestore.KindService, "/core/v1/services/null/null", "service"},
-	{servicestore.KindEndpointSlice, "/discovery.k8s.io/v1/endpointslices/null/null", "endpointslice"},
+	{servicestore.KindService, "/core/v1/services/null/null", "service", v1.SchemeGroupVersion.WithKind("Service")},
+	{servicestore.KindEndpointSlice, "/discovery.k8s.io/v1/endpointslices/null/null", "endpointslice", discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice")},
 }
 
 // servicesPlan is what the node serves Services with, decided from the
@@ -190,7 +193,8 @@ func (m *servicesModule) Start() {
 	loadStore(m.store)
 	st := m.store.Stats()
 	klog.InfoS("Services at the node: the store holds what the node's database knew", "services", st.Services, "endpointSlices", st.EndpointSlices)
-	sub := &subscriber{node: m.plan.services.NodeName, store: m.store, send: sendToCloud, connected: connect.IsConnected, forget: forgetStored}
+	sub := &subscriber{node: m.plan.services.NodeName, store: m.store, send: sendToCloud, connected: connect.IsConnected,
+		forget: forgetStored, keep: keepStored}
 	go sub.run(ctx)
 	// In the background: the responder may wait for its address
 	// (clusterdns.ListenRetry), which the proxier does not need.
@@ -248,6 +252,50 @@ func forgetStored(kind servicestore.Kind, k servicestore.Key) {
 			klog.ErrorS(err, "Removing an object the cloud no longer has failed", "key", k.String())
 		}
 	}
+}
+
+// keepStored stores an object in metamanager's table of objects
+// (meta_v2), as metamanager stores what the cloud sends.
+func keepStored(u *unstructured.Unstructured) {
+	if err := imitator.DefaultV2Client.InsertOrUpdateObj(context.Background(), u); err != nil {
+		klog.ErrorS(err, "Storing an object of the cloud's list failed: the node answers it until it restarts", "kind", u.GetKind(),
+			"object", u.GetNamespace()+"/"+u.GetName())
+	}
+}
+
+// listedObject is an object of the cloud's list, as it came and typed.
+type listedObject struct {
+	u   *unstructured.Unstructured
+	obj runtime.Object
+}
+
+// decodeList reads the cloud's list of kind: its resource version, the
+// keys it names and its objects, each given gvk when it came without one.
+// An object that cannot be read is reported and left out of the objects,
+// not of the keys: it stays in the store if it is there.
+func decodeList(body []byte, gvk schema.GroupVersionKind) (rv string, keys map[servicestore.Key]bool, items []listedObject, errs []error, err error) {
+	var list struct {
+		Metadata metav1.ListMeta  `json:"metadata"`
+		Items    []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return "", nil, nil, nil, err
+	}
+	keys = map[servicestore.Key]bool{}
+	for _, it := range list.Items {
+		u := &unstructured.Unstructured{Object: it}
+		keys[servicestore.Key{Namespace: u.GetNamespace(), Name: u.GetName()}] = true
+		if u.GetKind() == "" && u.GetAPIVersion() == "" {
+			u.SetGroupVersionKind(gvk)
+		}
+		obj, err := servicestore.FromUnstructured(u)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		items = append(items, listedObject{u: u, obj: obj})
+	}
+	return list.Metadata.ResourceVersion, keys, items, errs, nil
 }
 
 // serveDNS starts the responder on the pod network's host address.
@@ -387,6 +435,9 @@ type subscriber struct {
 	send      func(model.Message) (model.Message, error)
 	connected func() bool
 	forget    func(servicestore.Kind, servicestore.Key)
+	// keep stores an object the cloud's list brought in metamanager's
+	// table, where a restart finds it.
+	keep func(*unstructured.Unstructured)
 	// poll is how often the connection is looked at (2 s when zero).
 	poll time.Duration
 }
@@ -439,20 +490,32 @@ func (s *subscriber) subscribe(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("listing %ss: %w", k.kind, err)
 		}
-		var list struct {
-			Metadata metav1.ListMeta `json:"metadata"`
-			Items    []struct {
-				Metadata metav1.ObjectMeta `json:"metadata"`
-			} `json:"items"`
-		}
-		if err := json.Unmarshal(body, &list); err != nil {
+		listRV, listed, items, errs, err := decodeList(body, k.gvk)
+		if err != nil {
 			return fmt.Errorf("the cloud's list of %ss: %w", k.kind, err)
 		}
-		keep := map[servicestore.Key]bool{}
-		for _, it := range list.Items {
-			keep[servicestore.Key{Namespace: it.Metadata.Namespace, Name: it.Metadata.Name}] = true
+		// What the stream of changes lost comes from the list: cloudcore
+		// sends some objects of a new watch without their kind (those
+		// its informer has not yet handed to its own event handler),
+		// which metamanager drops after answering the cloud that it took
+		// them (docs/networks.md).
+		objs := make([]runtime.Object, len(items))
+		byObj := map[runtime.Object]*unstructured.Unstructured{}
+		for i, it := range items {
+			objs[i] = it.obj
+			byObj[it.obj] = it.u
 		}
-		for _, gone := range s.store.Prune(k.kind, keep, list.Metadata.ResourceVersion) {
+		taken, merr := s.store.Merge(k.kind, objs)
+		for _, err := range append(errs, merr...) {
+			klog.ErrorS(err, "An object of the cloud's list is not kept")
+		}
+		for _, o := range taken {
+			s.keep(byObj[o])
+		}
+		if len(taken) > 0 {
+			klog.InfoS("The cloud's list brought objects the node had not received", "kind", k.kind, "count", len(taken))
+		}
+		for _, gone := range s.store.Prune(k.kind, listed, listRV) {
 			klog.InfoS("The cloud no longer has it: removed from the node's store", "kind", k.kind, "object", gone.String())
 			s.forget(k.kind, gone)
 		}

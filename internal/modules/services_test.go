@@ -135,13 +135,23 @@ func TestSubscriberWatchesListsAndForgetsWhatTheCloudDeleted(t *testing.T) {
 		}
 	}
 	c := &cloud{lists: map[string]string{
-		"/core/v1/services/null/null":                   `{"metadata":{"resourceVersion":"50"},"items":[{"metadata":{"namespace":"default","name":"kept"}}]}`,
-		"/discovery.k8s.io/v1/endpointslices/null/null": `{"metadata":{"resourceVersion":"50"},"items":[]}`,
+		"/core/v1/services/null/null": `{"metadata":{"resourceVersion":"50"},"items":[` +
+			`{"metadata":{"namespace":"default","name":"kept","resourceVersion":"10"}},` +
+			// Created before the list, never received: cloudcore sent it
+			// without its kind, which metamanager drops.
+			`{"apiVersion":"v1","kind":"Service","metadata":{"namespace":"default","name":"lost-on-the-way","resourceVersion":"40"},"spec":{"clusterIP":"10.96.0.40"}}]}`,
+		// The API server's list items come without their kind.
+		"/discovery.k8s.io/v1/endpointslices/null/null": `{"metadata":{"resourceVersion":"50"},"items":[` +
+			`{"metadata":{"namespace":"default","name":"lost-on-the-way-1","resourceVersion":"41","labels":{"kubernetes.io/service-name":"lost-on-the-way"}},` +
+			`"addressType":"IPv4","endpoints":[{"addresses":["10.244.9.9"]}]}]}`,
 	}}
-	var forgotten []string
+	var forgotten, kept []string
 	sub := &subscriber{node: "line3-pc", store: store, send: c.send, connected: func() bool { return true },
 		forget: func(k servicestore.Kind, key servicestore.Key) {
 			forgotten = append(forgotten, k.String()+" "+key.String())
+		},
+		keep: func(u *unstructured.Unstructured) {
+			kept = append(kept, u.GetAPIVersion()+" "+u.GetKind()+" "+u.GetNamespace()+"/"+u.GetName())
 		}}
 	if err := sub.subscribe(context.Background()); err != nil {
 		t.Fatal(err)
@@ -151,8 +161,19 @@ func TestSubscriberWatchesListsAndForgetsWhatTheCloudDeleted(t *testing.T) {
 	if got := strings.Join(c.asked, ", "); got != want {
 		t.Errorf("asked\n%s\nwant\n%s", got, want)
 	}
-	if got := fmt.Sprint(store.Keys(servicestore.KindService)); got != "[default/created-after-the-list default/kept]" {
+	if got := fmt.Sprint(store.Keys(servicestore.KindService)); got != "[default/created-after-the-list default/kept default/lost-on-the-way]" {
 		t.Errorf("store holds %s", got)
+	}
+	if s, ok := store.Service("default", "lost-on-the-way"); !ok || s.Spec.ClusterIP != "10.96.0.40" {
+		t.Errorf("the Service the stream lost: %v", s)
+	}
+	if got := store.EndpointSlices("default", "lost-on-the-way"); len(got) != 1 || got[0].Endpoints[0].Addresses[0] != "10.244.9.9" {
+		t.Errorf("the EndpointSlice the stream lost: %v", got)
+	}
+	// What the list brought is stored where a restart finds it, with its
+	// kind; what the node already held is not written again.
+	if got := strings.Join(kept, ", "); got != "v1 Service default/lost-on-the-way, discovery.k8s.io/v1 EndpointSlice default/lost-on-the-way-1" {
+		t.Errorf("kept %s", got)
 	}
 	if got := strings.Join(forgotten, ","); got != "Service default/deleted-while-away" {
 		t.Errorf("forgotten %s", got)

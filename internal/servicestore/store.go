@@ -280,6 +280,82 @@ func (s *Store) Prune(kind Kind, keep map[Key]bool, listRV string) []Key {
 	return gone
 }
 
+// Merge takes the objects of kind from a fresh list of the cloud: each
+// one the store does not hold, or holds in an older version, is added or
+// updated (with a watch event, as a change from the cloud would be),
+// except one the store saw deleted in a version as new as the listed one
+// (deleted after the list was made, the deletion already applied). It
+// returns the objects taken, for the caller to keep, and the refusals of
+// the limits. The list is what the node's store converges on whatever
+// the cloud's stream of changes lost (docs/networks.md).
+func (s *Store) Merge(kind Kind, objs []runtime.Object) (taken []runtime.Object, errs []error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The deletions the history holds, by the last version of each
+	// object deleted: a list is merged seconds after the cloud made it,
+	// well within the last History changes.
+	deleted := map[Key]string{}
+	for _, e := range s.history {
+		if e.kind == kind && e.typ == watch.Deleted {
+			if k, rv, ok := keyOf(e.obj); ok {
+				deleted[k] = rv
+			}
+		}
+	}
+	for _, obj := range objs {
+		k, rv, ok := keyOf(obj)
+		if !ok || kindOfObject(obj) != kind {
+			errs = append(errs, fmt.Errorf("the cloud's list of %ss holds a %T", kind, obj))
+			continue
+		}
+		if held, ok := s.heldVersion(kind, k); ok && !newer(rv, held) {
+			continue
+		}
+		if gone, ok := deleted[k]; ok && !newer(rv, gone) {
+			continue
+		}
+		if err := s.applyLocked(watch.Modified, obj); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		taken = append(taken, obj)
+	}
+	return taken, errs
+}
+
+// heldVersion is the resource version of the object of kind k, if held.
+func (s *Store) heldVersion(kind Kind, k Key) (string, bool) {
+	if kind == KindService {
+		o, ok := s.services[k]
+		if !ok {
+			return "", false
+		}
+		return o.ResourceVersion, true
+	}
+	o, ok := s.slices[k]
+	if !ok {
+		return "", false
+	}
+	return o.ResourceVersion, true
+}
+
+func keyOf(obj runtime.Object) (Key, string, bool) {
+	switch o := obj.(type) {
+	case *v1.Service:
+		return Key{o.Namespace, o.Name}, o.ResourceVersion, true
+	case *discoveryv1.EndpointSlice:
+		return Key{o.Namespace, o.Name}, o.ResourceVersion, true
+	}
+	return Key{}, "", false
+}
+
+func kindOfObject(obj runtime.Object) Kind {
+	if _, ok := obj.(*v1.Service); ok {
+		return KindService
+	}
+	return KindEndpointSlice
+}
+
 // newer reports whether resource version rv replaces held: the cloud's
 // versions are etcd revisions, which only grow for one object; one that
 // is not a number (or none) always replaces.

@@ -117,6 +117,59 @@ func TestPruneKeepsListedAndNewerObjects(t *testing.T) {
 	}
 }
 
+// The cloud's list fills in what its stream of changes lost (cloudcore's
+// dynamicController sends some objects of a new subscription without
+// their kind, which metamanager cannot take), and a watcher sees them
+// arrive; it takes nothing older than what the store holds, and nothing
+// deleted after the list was made.
+func TestMergeTakesWhatTheStreamLostButNothingOlderOrDeleted(t *testing.T) {
+	s := New(Limits{})
+	mustApply(t, s, watch.Added, svc("default", "web", "1", nil))
+	mustApply(t, s, watch.Added, slice("default", "web-a", "web", "12", "10.244.1.6"))            // updated after the list
+	mustApply(t, s, watch.Added, slice("default", "deleted-after-list", "db", "9", "10.244.1.9")) // then deleted
+	mustApply(t, s, watch.Deleted, slice("default", "deleted-after-list", "db", "9"))
+	w, err := s.ListerWatcher(KindEndpointSlice, nil, nil).Watch(metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	taken, errs := s.Merge(KindEndpointSlice, []runtime.Object{
+		slice("default", "web-a", "web", "10", "10.244.1.5"),
+		slice("default", "web-b", "web", "11", "10.244.2.5"), // lost on the way
+		slice("default", "deleted-after-list", "db", "9", "10.244.1.9"),
+		svc("default", "not-a-slice", "3", nil),
+	})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "list of EndpointSlices holds a *v1.Service") {
+		t.Errorf("errors %v", errs)
+	}
+	if len(taken) != 1 || name(taken[0]) != "default/web-b" {
+		t.Fatalf("taken %v", taken)
+	}
+	if got := s.EndpointSlices("default", "web"); len(got) != 2 || got[0].ResourceVersion != "12" || got[1].Name != "web-b" {
+		t.Fatalf("slices of default/web: %v", got)
+	}
+	if got := s.EndpointSlices("default", "db"); len(got) != 0 {
+		t.Fatalf("a slice deleted after the list came back: %v", got)
+	}
+	select {
+	case e := <-w.ResultChan():
+		if e.Type != watch.Added || name(e.Object) != "default/web-b" {
+			t.Fatalf("watcher saw %s %s", e.Type, name(e.Object))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watcher did not see the merged slice")
+	}
+
+	// The same list again changes nothing; a newer version is taken.
+	if taken, _ := s.Merge(KindEndpointSlice, []runtime.Object{slice("default", "web-b", "web", "11")}); len(taken) != 0 {
+		t.Fatalf("taken again %v", taken)
+	}
+	if taken, _ := s.Merge(KindService, []runtime.Object{svc("default", "web", "20", nil)}); len(taken) != 1 {
+		t.Fatalf("newer Service not taken: %v", taken)
+	}
+}
+
 func TestDecodeTrimsAndRefusesOtherKinds(t *testing.T) {
 	obj, err := Decode([]byte(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"default",
 		"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{...}"},"managedFields":[{"manager":"kubectl"}]},

@@ -56,6 +56,7 @@ func TestWindowsServices(t *testing.T) {
 	e.bin = mustEnv(t, "EDGECORE_HNSREC_EXE")
 	enableServices(t, e)
 	ctx := context.Background()
+	prior := createPriorServices(t, c)
 
 	e.startEdgecore(t)
 	eventually(t, readyBound, "node "+e.name+" Ready", c.nodeReady(e.name, time.Time{}))
@@ -69,6 +70,11 @@ func TestWindowsServices(t *testing.T) {
 		return e.edgecore.logContains("The node's store of Services follows the cloud"), nil
 	})
 	preflightServices(t, e, "Services from the cloud")
+	// Every Service and EndpointSlice the cloud held before the node
+	// came: cloudcore sends some of them without their kind, which
+	// metamanager drops; the node takes them from the cloud's list.
+	eventually(t, podBound, fmt.Sprintf("the load balancers of the %d Services in the cloud before the node came", len(prior)),
+		priorProgrammed(e, prior))
 
 	svc, err := c.client.CoreV1().Services("default").Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
@@ -132,6 +138,8 @@ func TestWindowsServices(t *testing.T) {
 	})
 	t.Logf("cloud outage: the node answered %s throughout; restarted without the cloud it answered %s after its start (%s) and programmed the load balancer from its database",
 		name, fmtDur(answered), restarted.Format(time.TimeOnly))
+	// Those the cloud's list brought were stored too.
+	eventually(t, podBound, "the restarted node programs the earlier Services' load balancers without the cloud", priorProgrammed(e, prior))
 
 	// The cloud is back; the Service goes, and with it the name and the
 	// load balancer.
@@ -223,6 +231,49 @@ func webSlice(ips ...string) *discoveryv1.EndpointSlice {
 			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true)}})
 	}
 	return s
+}
+
+// priorServiceCount Services, each with an EndpointSlice of two
+// endpoints, are in the cloud before the Windows node first connects.
+const priorServiceCount = 30
+
+// createPriorServices creates them and returns the load balancer each
+// must be programmed as, as the recording HNS logs it.
+func createPriorServices(t *testing.T, c *cluster) []string {
+	t.Helper()
+	ctx := context.Background()
+	var lbs []string
+	for i := 0; i < priorServiceCount; i++ {
+		name := fmt.Sprintf("prior-%d", i)
+		svc, err := c.client.CoreV1().Services("default").Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			fatal(t, err)
+		}
+		ips := []string{fmt.Sprintf("10.245.%d.10", i), fmt.Sprintf("10.245.%d.11", i)}
+		sl := webSlice(ips...)
+		sl.Name, sl.Labels[discoveryv1.LabelServiceName] = name+"-1", name
+		if _, err := c.client.DiscoveryV1().EndpointSlices("default").Create(ctx, sl, metav1.CreateOptions{}); err != nil {
+			fatal(t, err)
+		}
+		lbs = append(lbs, fmt.Sprintf("TCP %s:80->8080 endpoints=[%s(remote) %s(remote)]", svc.Spec.ClusterIP, ips[0], ips[1]))
+	}
+	return lbs
+}
+
+// priorProgrammed tells whether the node's current log shows each of lbs.
+func priorProgrammed(e *edge, lbs []string) func() (bool, error) {
+	return func() (bool, error) {
+		missing := 0
+		for _, lb := range lbs {
+			if !e.edgecore.logContains(lb) {
+				missing++
+			}
+		}
+		return missing == 0, fmt.Errorf("%d of %d load balancers not programmed", missing, len(lbs))
+	}
 }
 
 // preflightServices runs the node's preflight with its configuration and
