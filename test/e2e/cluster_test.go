@@ -57,6 +57,7 @@ func startCluster(t *testing.T) *cluster { return startClusterWith(t, cluster{})
 func startClusterWith(t *testing.T, opts cluster) *cluster {
 	t.Helper()
 	dir := t.TempDir()
+	keepLogsOnFailure(t, dir)
 	c := &cluster{dir: dir, pki: newPKI(t, dir), dynamicController: opts.dynamicController}
 
 	etcdPort, peerPort := freePort(t), freePort(t)

@@ -121,6 +121,7 @@ func newNamedEdge(t *testing.T, c *cluster, goos, name string) *edge {
 	// Registered before the processes start, so it runs after they end:
 	// the Linux kubelet bind-mounts its root directory.
 	t.Cleanup(func() { unmountUnder(t, e.dir) })
+	keepLogsOnFailure(t, e.dir)
 	criEndpoint := "unix://" + filepath.Join(e.dir, "cri.sock")
 	fake := mustEnv(t, "FAKECRI_BIN")
 	e.bin = mustEnv(t, "EDGECORE_BIN")
