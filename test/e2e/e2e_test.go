@@ -262,11 +262,10 @@ func (c *cluster) readyAgain(t *testing.T, name string, from, connectable time.T
 // node is Ready with a heartbeat sent since from (readyAfter) in a write to
 // the node that is not the first one it saw, unless the node's Lease had
 // been renewed since from by then, and returns how long after from that
-// was first seen, how
-// long after from its Lease was first renewed (by its renewTime, polled
-// up to reconnectBound more if not by then; 0 if not at all), and each
-// Ready condition seen on the way (status and heartbeat, and when it was
-// seen): how the node got there.
+// was first seen, how long after from its Lease was first renewed (by its
+// renewTime, polled up to reconnectBound more if not by then; 0 if not at
+// all), and each Ready condition seen on the way (status and heartbeat,
+// and when it was seen): how the node got there.
 //
 // The first write seen does not count alone because a heartbeat does not
 // say which process sent it: cloudcore stamps a heartbeat of its own (its
