@@ -214,36 +214,6 @@ func relaxDiskEviction(t *testing.T, e *edge) {
 	}
 }
 
-// consoleKubelet writes `windowsService: false` into the edged section of
-// the configuration, as an operator running upstream's edgecore.exe from a
-// console must: upstream v1.23 defaults it to true on Windows, and a
-// kubelet told it is a service stops at start ("Service controller connect
-// failed") when the service manager did not start it. Our file leaves the
-// field out (false is its zero value); ours runs the kubelet with it off.
-func consoleKubelet(t *testing.T, e *edge) {
-	t.Helper()
-	data, err := os.ReadFile(e.cfgPath)
-	if err != nil {
-		fatal(t, err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		fatal(t, err)
-	}
-	modules, _ := doc["modules"].(map[string]any)
-	edged, _ := modules["edged"].(map[string]any)
-	if edged == nil {
-		fatalf(t, "%s has no modules.edged section", e.cfgPath)
-	}
-	edged["windowsService"] = false
-	if data, err = yaml.Marshal(doc); err == nil {
-		err = os.WriteFile(e.cfgPath, data, 0o600)
-	}
-	if err != nil {
-		fatal(t, err)
-	}
-}
-
 // keepLog copies a component's log into BENCH_LOGS, when that is set.
 func keepLog(t *testing.T, p *proc, name string) {
 	dir := os.Getenv("BENCH_LOGS")

@@ -258,14 +258,14 @@ func (c *cluster) readyAgain(t *testing.T, name string, from, connectable time.T
 	return took
 }
 
-// timeReady polls the cloud every 50 ms until the node is Ready with a
-// heartbeat sent since from (readyAfter) in a write to the node that is
-// not the first one it saw, unless the node's Lease had been renewed since
-// from by then, and returns how long after from that was first seen, how
-// long after from its Lease was first renewed (by its renewTime, polled
-// up to reconnectBound more if not by then; 0 if not at all), and each
-// Ready condition seen on the way (status and heartbeat, and when it was
-// seen): how the node got there.
+// timeReady polls the cloud every 50 ms, for up to readyBound, until the
+// node is Ready with a heartbeat sent since from (readyAfter) in a write to
+// the node that is not the first one it saw, unless the node's Lease had
+// been renewed since from by then, and returns how long after from that
+// was first seen, how long after from its Lease was first renewed (by its
+// renewTime, polled up to reconnectBound more if not by then; 0 if not at
+// all), and each Ready condition seen on the way (status and heartbeat,
+// and when it was seen): how the node got there.
 //
 // The first write seen does not count alone because a heartbeat does not
 // say which process sent it: cloudcore stamps a heartbeat of its own (its
@@ -273,7 +273,11 @@ func (c *cluster) readyAgain(t *testing.T, name string, from, connectable time.T
 // so a status of the process a crash ended that cloudcore handled late
 // reads as sent after from. A renewal since from is the new process's
 // (edgecore renews the Lease the moment its hub connects; the reference's
-// kubelet on its own period, which is why it is not required).
+// kubelet on its own period, which is why it is not required). It is the
+// check of every scenario after an event that replaced the edgecore
+// process (a crash, a restart, an upgrade, a rollback, a configuration
+// applied), from the new process's start: nodeReady with that start alone
+// can be met by the old process's status.
 func (c *cluster) timeReady(t *testing.T, name string, from time.Time) (ready, lease time.Duration, seen []string) {
 	t.Helper()
 	ctx := context.Background()
@@ -285,7 +289,7 @@ func (c *cluster) timeReady(t *testing.T, name string, from time.Time) (ready, l
 	}
 	last, lastVersion, writes := "", "", 0
 	var err error
-	for time.Since(from) < readyBound {
+	for end := time.Now().Add(readyBound); time.Now().Before(end); {
 		if lease == 0 {
 			renewed()
 		}
@@ -313,7 +317,7 @@ func (c *cluster) timeReady(t *testing.T, name string, from time.Time) (ready, l
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	fatalf(t, "node %s not Ready with a heartbeat of its new process within %v of %s: %v; seen %s", name, readyBound, from.Format(time.TimeOnly), err, strings.Join(seen, ", "))
+	fatalf(t, "node %s not Ready with a heartbeat of its new process (started %s) within %v: %v; seen %s", name, from.Format(time.TimeOnly), readyBound, err, strings.Join(seen, ", "))
 	return 0, 0, nil
 }
 
@@ -351,7 +355,9 @@ func readyConditionOf(n *corev1.Node) (corev1.NodeCondition, error) {
 }
 
 // nodeReady holds when the node's Ready condition is True and, for an
-// after other than the zero time, the kubelet has sent it since then: the
+// after other than the zero time, the kubelet has sent it since then (after
+// an event that replaced the edgecore process, timeReady, which also tells
+// the new process's status from an old one cloudcore stamped late): the
 // condition's lastHeartbeatTime, which the kubelet sets in every status it
 // sends, is not before after. That is what Kubernetes reads; the Lease,
 // which edgecore renews the moment its hub connects, says that the process

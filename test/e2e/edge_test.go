@@ -33,6 +33,9 @@ type edge struct {
 	fakecri  *proc
 	edgecore *proc
 	starts   int // of edgecore, each with a log of its own
+	// console: the kubelet runs from a console, written into the
+	// configuration before each start (consoleKubelet).
+	console bool
 	// nodeIP is the address `edgecore config` chose for the node, which
 	// edgeStream announces to cloudcore and the API server dials.
 	nodeIP string
@@ -207,6 +210,9 @@ func (e *edge) adjustConfig(t *testing.T) {
 
 func (e *edge) startEdgecore(t *testing.T) {
 	t.Helper()
+	if e.console {
+		consoleKubelet(t, e)
+	}
 	bin, args := e.command(e.bin, "--config", e.cfgArg)
 	// A log for each run: a failure after a restart shows the run
 	// before it too.

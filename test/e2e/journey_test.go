@@ -207,8 +207,7 @@ func TestWindowsJourney(t *testing.T) {
 	startOffset := fileSize(logFile)
 	j.step("service start", 0)
 	started := startedAt(t, logFile, startOffset)
-	eventually(t, readyBound, "node Ready after service start", c.nodeReady(j.node, started))
-	again := time.Since(started)
+	again, _, _ := c.timeReady(t, j.node, started)
 	keptRunning(t, j.fakecri.log, "journey", container, started, "service stop and start")
 	c.sameContainer(t, "journey", container, "service stop and start")
 	e.createdOnce(t, 1, "service stop and start")
@@ -235,7 +234,7 @@ func TestWindowsJourney(t *testing.T) {
 	// before it (the service manager's restart delay on Windows, the
 	// host's restart under Wine) is not edgecore's.
 	restarted := startedAt(t, logFile, crashOffset)
-	eventually(t, readyBound, "node Ready after the crash", c.nodeReady(j.node, restarted))
+	c.timeReady(t, j.node, restarted)
 	recovered := time.Now()
 	if rebooted {
 		// The runtime restarted with the host, empty: the pod runs in a
@@ -313,7 +312,7 @@ func TestWindowsJourney(t *testing.T) {
 	}
 	rejoin := time.Now()
 	j.run(j.args(wineJoin), 0)
-	eventually(t, readyBound, "node Ready after joining again", c.nodeReady(j.node, startedAt(t, logFile, 0)))
+	c.timeReady(t, j.node, startedAt(t, logFile, 0))
 	t.Logf("joined again after reset: node Ready %s after join started", fmtDur(time.Since(rejoin)))
 	j.run(j.args("reset --force"), 0)
 

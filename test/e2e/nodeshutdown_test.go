@@ -107,7 +107,7 @@ func TestWindowsNodeShutdown(t *testing.T) {
 	logOffset := fileSize(logFile)
 	cri, back = s.restartHost("fakecri-after-reboot")
 	started := startedAt(t, logFile, logOffset)
-	eventually(t, readyBound, "node Ready after the host restart", c.nodeReady(name, started))
+	c.timeReady(t, name, started)
 	firstReady := time.Since(back)
 	// The kubelet syncs every pod it knows at once: the runtime is empty
 	// and the pods ended, so there is nothing to look at; what it did is
@@ -152,7 +152,7 @@ func TestWindowsNodeShutdown(t *testing.T) {
 	})
 	fromDB := time.Since(back)
 	cloudBack := c.restartCloudcore(t)
-	eventually(t, readyBound, "node Ready after the host restart and the cloud's return", c.nodeReady(name, cloudBack))
+	c.timeReady(t, name, cloudBack)
 	for _, p := range []string{regularPod, criticalPod} {
 		// The runtime restarted with the host, empty: the kubelet of the
 		// new process created each pod anew there, and the cloud shows

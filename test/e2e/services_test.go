@@ -144,7 +144,7 @@ func TestWindowsServices(t *testing.T) {
 	// The cloud is back; the Service goes, and with it the name and the
 	// load balancer.
 	back := c.restartCloudcore(t)
-	eventually(t, readyBound, "node Ready after the cloud came back", c.nodeReady(e.name, back))
+	c.timeReady(t, e.name, back)
 	if err := c.client.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		fatal(t, err)
 	}

@@ -189,7 +189,7 @@ func TestWindowsTakeover(t *testing.T) {
 	}
 	// The new process: its own start line, then Ready since it started.
 	started := startedAt(t, h.drive(j.layout.LogFile), logOffset)
-	eventually(t, readyBound, "node Ready after the new process started", c.nodeReady(keadmNode, started))
+	c.timeReady(t, keadmNode, started)
 	for _, want := range []string{"edgehub connected to cloudcore", "moved " + j.layout.KeyFile + " aside", "removed the old " + j.layout.KeyFile} {
 		if !strings.Contains(r.out, want) {
 			errorf(t, "the takeover does not say %q", want)

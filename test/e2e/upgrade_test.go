@@ -95,13 +95,15 @@ type carriedPod struct{ name, container string }
 // process (an upgrade, a rollback, a configuration applied or rolled
 // back), from the start of the process that runs now (the last start
 // line in the service log after offset, where the log ended before the
-// event): the node is Ready with a heartbeat of its kubelet, and that
-// kubelet found the carried pod's container in the runtime and left it
-// there. It returns the process's start.
+// event): the node is Ready with a heartbeat that process sent (timeReady:
+// not a status of the process before that cloudcore stamped late), and
+// that kubelet found the carried pod's container in the runtime and left
+// it there. It returns the process's start.
 func (j *journey) backAfter(offset int64, event string) time.Time {
 	j.t.Helper()
 	started := startedAt(j.t, j.h.drive(j.layout.LogFile), offset)
-	eventually(j.t, readyBound, "node Ready after "+event, j.c.nodeReady(j.node, started))
+	took, _, seen := j.c.timeReady(j.t, j.node, started)
+	j.t.Logf("node Ready after %s: %s after the new edgecore started; Ready seen: %s", event, fmtDur(took), strings.Join(seen, ", "))
 	if p := j.carried; p.name != "" {
 		keptRunning(j.t, j.fakecri.log, p.name, p.container, started, event)
 		j.c.sameContainer(j.t, p.name, p.container, event)
