@@ -7,7 +7,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -115,6 +114,7 @@ func TestFleet(t *testing.T) {
 	baseKE, goodKE := mustEnv(t, "KUBEEDGE_VERSION"), mustEnv(t, "UPGRADE_GOOD_KUBEEDGE")
 	_, hostKubeEdge := os.Stat("/etc/kubeedge")
 
+	whole := time.Now()
 	c := startCluster(t)
 	counts := c.countMessages(t)
 	c.startControllerManager(t)
@@ -254,8 +254,9 @@ func TestFleet(t *testing.T) {
 			pp.Phase, fmtDur(time.Since(begin)), tally(pres), counts.since(mark))
 	}
 
+	say("the whole run, the cloud's start included: %s", fmtDur(time.Since(whole)))
 	table := fmt.Sprintf("fleet run of %s on %s (%d CPUs): FLEET_LINUX=%d FLEET_WINE=%d FLEET_BAD=%d FLEET_REF=%d FLEET_CONCURRENCY=%d FLEET_FAILURE_TOLERATE=%s\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), cpuName(), runtime.NumCPU(), nLinux, nWine, nBad, nRef, concurrency, tolerate)
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), cpuModel(), runtime.NumCPU(), nLinux, nWine, nBad, nRef, concurrency, tolerate)
 	for _, f := range figures {
 		table += "- " + f + "\n"
 	}
@@ -378,24 +379,25 @@ func (c *cluster) fleetUpgrade(t *testing.T, client kubeedgeclient.Interface, na
 	job := &opsv1.NodeUpgradeJob{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: opsv1.NodeUpgradeJobSpec{Version: version, NodeNames: names(nodes), TimeoutSeconds: &timeout,
-			Concurrency: concurrency, FailureTolerate: tolerate},
+			Concurrency: concurrency, FailureTolerate: tolerate,
+			// keadm's own default image, which upstream's edge pulls as
+			// <image>:<version> to take keadm from: in v1alpha2 nothing in
+			// the cloud fills it in, and without it upstream's nodes fail
+			// the Check pulling ":v1.23.2". Ours does not read it.
+			Image: "kubeedge/installation-package"},
 	}
 	if _, err := client.OperationsV1alpha2().NodeUpgradeJobs().Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
 		fatalf(t, "create NodeUpgradeJob %s: %v", name, err)
 	}
 	var last opsv1.NodeUpgradeJobStatus
-	if !poll(fleetJobBound, func() (bool, error) {
+	untilJobEnds(t, "NodeUpgradeJob", name, len(nodes), func() ([]opsv1.NodeTaskPhase, opsv1.JobPhase, any, error) {
 		got, err := client.OperationsV1alpha2().NodeUpgradeJobs().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return nil, "", nil, err
 		}
 		last = got.Status
-		return len(last.NodeStatus) == len(nodes) && allEnded(upgradePhases(last.NodeStatus)) &&
-			last.Phase != opsv1.JobPhaseInProgress && last.Phase != opsv1.JobPhaseInit && last.Phase != "", nil
-	}) {
-		fatalf(t, "NodeUpgradeJob %s did not end within %s; status %s", name, fleetJobBound, statusJSON(last))
-	}
-	t.Logf("NodeUpgradeJob %s ended:\n%s", name, indent(statusJSON(last)))
+		return upgradePhases(last.NodeStatus), last.Phase, last, nil
+	})
 	return last
 }
 
@@ -412,22 +414,18 @@ func (c *cluster) fleetConfigUpdate(t *testing.T, client kubeedgeclient.Interfac
 		fatalf(t, "create ConfigUpdateJob %s: %v", name, err)
 	}
 	var last opsv1.ConfigUpdateJobStatus
-	if !poll(fleetJobBound, func() (bool, error) {
+	untilJobEnds(t, "ConfigUpdateJob", name, len(nodes), func() ([]opsv1.NodeTaskPhase, opsv1.JobPhase, any, error) {
 		got, err := client.OperationsV1alpha2().ConfigUpdateJobs().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return nil, "", nil, err
 		}
 		last = got.Status
 		var phases []opsv1.NodeTaskPhase
 		for _, s := range last.NodeStatus {
 			phases = append(phases, s.Phase)
 		}
-		return len(phases) == len(nodes) && allEnded(phases) &&
-			(last.Phase == opsv1.JobPhaseCompleted || last.Phase == opsv1.JobPhaseFailure), nil
-	}) {
-		fatalf(t, "ConfigUpdateJob %s did not end within %s; status %s", name, fleetJobBound, jsonOf(last))
-	}
-	t.Logf("ConfigUpdateJob %s ended:\n%s", name, indent(jsonOf(last)))
+		return phases, last.Phase, last, nil
+	})
 	return last
 }
 
@@ -443,23 +441,37 @@ func (c *cluster) fleetPrePull(t *testing.T, client kubeedgeclient.Interface, na
 		fatalf(t, "create ImagePrePullJob %s: %v", name, err)
 	}
 	var last opsv1.ImagePrePullJobStatus
-	if !poll(fleetJobBound, func() (bool, error) {
+	untilJobEnds(t, "ImagePrePullJob", name, len(nodes), func() ([]opsv1.NodeTaskPhase, opsv1.JobPhase, any, error) {
 		got, err := client.OperationsV1alpha2().ImagePrePullJobs().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return nil, "", nil, err
 		}
 		last = got.Status
 		var phases []opsv1.NodeTaskPhase
 		for _, s := range last.NodeStatus {
 			phases = append(phases, s.Phase)
 		}
-		return len(phases) == len(nodes) && allEnded(phases) &&
-			(last.Phase == opsv1.JobPhaseCompleted || last.Phase == opsv1.JobPhaseFailure), nil
-	}) {
-		fatalf(t, "ImagePrePullJob %s did not end within %s; status %s", name, fleetJobBound, jsonOf(last))
-	}
-	t.Logf("ImagePrePullJob %s ended:\n%s", name, indent(jsonOf(last)))
+		return phases, last.Phase, last, nil
+	})
 	return last
+}
+
+// untilJobEnds polls a job's status until each of its n node tasks has
+// ended and the job's phase is Completed or Failure.
+func untilJobEnds(t *testing.T, kind, name string, n int, get func() (nodes []opsv1.NodeTaskPhase, job opsv1.JobPhase, status any, err error)) {
+	t.Helper()
+	var last any
+	if !poll(fleetJobBound, func() (bool, error) {
+		nodes, job, status, err := get()
+		if err != nil {
+			return false, err
+		}
+		last = status
+		return len(nodes) == n && allEnded(nodes) && (job == opsv1.JobPhaseCompleted || job == opsv1.JobPhaseFailure), nil
+	}) {
+		fatalf(t, "%s %s did not end within %s; status %s", kind, name, fleetJobBound, jsonOf(last))
+	}
+	t.Logf("%s %s ended:\n%s", kind, name, indent(jsonOf(last)))
 }
 
 func upgradePhases(ss []opsv1.NodeUpgradeJobNodeTaskStatus) []opsv1.NodeTaskPhase {
@@ -835,7 +847,7 @@ func fleetMemory(nodes []*fleetNode) string {
 	var nl, nw int
 	for _, n := range nodes {
 		if n.e != nil {
-			_, rss, _ := memoryOf(n.e.edgecore.cmd.Process.Pid)
+			_, rss, _ := memory(n.e.edgecore.cmd.Process.Pid)
 			linux += rss
 			nl++
 		}
@@ -845,37 +857,13 @@ func fleetMemory(nodes []*fleetNode) string {
 			continue
 		}
 		if pid := winePID(n.j.h.prefix, "edgecore.exe"); pid > 0 {
-			_, rss, _ := memoryOf(pid)
+			_, rss, _ := memory(pid)
 			wine += rss
 			nw++
 		}
 	}
 	return fmt.Sprintf("%d Linux edgecore %.0f MiB (%.0f MiB each), %d edgecore.exe under Wine %.0f MiB (%.0f MiB each)",
 		nl, linux, linux/float64(max(nl, 1)), nw, wine, wine/float64(max(nw, 1)))
-}
-
-// memoryOf reads a process's peak and current resident memory in MiB.
-func memoryOf(pid int) (hwm, rss, file float64) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, 0, 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(f[1], 64)
-		switch f[0] {
-		case "VmHWM:":
-			hwm = kb / 1024
-		case "VmRSS:":
-			rss = kb / 1024
-		case "RssFile:":
-			file = kb / 1024
-		}
-	}
-	return
 }
 
 // winePID finds the Unix process that runs program in the Wine prefix.
@@ -896,21 +884,6 @@ func winePID(prefix, program string) int {
 		}
 	}
 	return 0
-}
-
-func cpuName() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
 }
 
 func fleetInt(t *testing.T, name string, def int) int {
