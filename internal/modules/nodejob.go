@@ -161,7 +161,7 @@ func (h *nodeJobHandler) check(ctx context.Context, job, node string, ser action
 	if strings.TrimSpace(spec.Version) == h.version {
 		return &nodeJobResponse{as: actionUpgrade, from: h.version, to: h.version, interrupt: true}
 	}
-	if err := h.jobs.RunsAsService(); err != nil {
+	if err := h.jobs.RunsAsService("the upgrade"); err != nil {
 		return &nodeJobResponse{err: err}
 	}
 	if err := h.jobs.Stage(ctx, req); err != nil {

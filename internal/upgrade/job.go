@@ -215,7 +215,7 @@ func (js *Jobs) fetch(ctx context.Context, req Request) (st *Staged, err error) 
 func (js *Jobs) Check(req Request, items []string) Report {
 	e := js.Env
 	var failed []string
-	if err := js.RunsAsService(); err != nil {
+	if err := js.RunsAsService("the upgrade"); err != nil {
 		failed = append(failed, err.Error())
 	}
 	if j, err := loadJournal(e); err != nil {
@@ -255,19 +255,19 @@ func (js *Jobs) Check(req Request, items []string) Report {
 	return Report{Event: "Check", Success: true}
 }
 
-// RunsAsService refuses a process that is not the service: an upgrade
-// restarts the service, so a job can upgrade only the service's process.
-// It costs nothing, so a NodeUpgradeJob's Check asks it before it fetches
-// the package: a node that cannot take the job says why at once, rather
-// than after a download, or by asking for upgrade settings it would still
-// refuse with.
-func (js *Jobs) RunsAsService() error {
+// RunsAsService refuses a process that is not the service: an upgrade or
+// a configuration update (what, for the reason) restarts the service, so a
+// job can change only the service's process. It costs nothing, so a job's
+// Check asks it first: a node that cannot take the job says why at once,
+// rather than after a download, or by asking for upgrade settings it
+// would still refuse with.
+func (js *Jobs) RunsAsService(what string) error {
 	ok, err := js.InService()
 	switch {
 	case err != nil:
-		return fmt.Errorf("cannot tell whether edgecore runs as the Windows service %q (%v): the upgrade restarts the service; run edgecore as the service (`edgecore.exe service install`)", js.Service, err)
+		return fmt.Errorf("cannot tell whether edgecore runs as the Windows service %q (%v): %s restarts the service; run edgecore as the service (`edgecore.exe service install`)", js.Service, err, what)
 	case !ok:
-		return fmt.Errorf("edgecore does not run as the Windows service %q: the upgrade restarts the service; install it with `edgecore.exe service install`", js.Service)
+		return fmt.Errorf("edgecore does not run as the Windows service %q: %s restarts the service; install it with `edgecore.exe service install`", js.Service, what)
 	}
 	return nil
 }
