@@ -192,8 +192,12 @@ func TestFleet(t *testing.T) {
 		map[string]string{"modules.edged.tailoredKubeletConfig.maxPods": "42"})
 	took = time.Since(begin)
 	cres := judgeConfigUpdate(t, c, cu, ours, tolerate)
-	say("ConfigUpdateJob across %d nodes (concurrency %d, failureTolerate %s): phase %s after %s; %s; cloudcore meanwhile: %s",
-		len(ours), concurrency, tolerate, cu.Phase, fmtDur(took), tally(cres), counts.since(mark))
+	overlap = maxInFlight(configFlows(cu.NodeStatus))
+	if overlap > concurrency {
+		errorf(t, "ConfigUpdateJob fleet-maxpods: %d nodes were in flight at once (by their action times), more than its concurrency %d", overlap, concurrency)
+	}
+	say("ConfigUpdateJob across %d nodes (concurrency %d, failureTolerate %s): phase %s after %s; %s; at most %d nodes in flight at once; cloudcore meanwhile: %s",
+		len(ours), concurrency, tolerate, cu.Phase, fmtDur(took), tally(cres), overlap, counts.since(mark))
 
 	// An ImagePrePullJob across the fleet: every node pulls.
 	mark = counts.mark()
@@ -240,10 +244,7 @@ func TestFleet(t *testing.T) {
 		begin = time.Now()
 		cu := c.fleetConfigUpdate(t, client, "ref-maxpods", names(refs), int32(concurrency), tolerate,
 			map[string]string{"modules.edged.tailoredKubeletConfig.maxPods": "42"})
-		var cst []opsv1.NodeUpgradeJobNodeTaskStatus
-		for _, s := range cu.NodeStatus {
-			cst = append(cst, opsv1.NodeUpgradeJobNodeTaskStatus{NodeName: s.NodeName, Phase: s.Phase, Reason: s.Reason, ActionFlow: configFlowAsUpgrade(s.ActionFlow)})
-		}
+		cst := configFlows(cu.NodeStatus)
 		say("reference nodes, ConfigUpdateJob: phase %s after %s; %s; cloudcore meanwhile: %s",
 			cu.Phase, fmtDur(time.Since(begin)), refOutcomes(t, c, refs, cst, baseKE), counts.since(mark))
 		mark = counts.mark()
@@ -783,10 +784,16 @@ func refOutcomes(t *testing.T, c *cluster, refs []*fleetNode, ss []opsv1.NodeUpg
 	return strings.Join(parts, "; ")
 }
 
-func configFlowAsUpgrade(af []opsv1.ConfigUpdateJobActionStatus) []opsv1.NodeUpgradeJobActionStatus {
-	var out []opsv1.NodeUpgradeJobActionStatus
-	for _, a := range af {
-		out = append(out, opsv1.NodeUpgradeJobActionStatus{Action: opsv1.NodeUpgradeJobAction(a.Action), Status: a.Status, Reason: a.Reason, Time: a.Time})
+// configFlows puts a ConfigUpdateJob's node statuses in the form of a
+// NodeUpgradeJob's, whose helpers read them.
+func configFlows(ss []opsv1.ConfigUpdateJobNodeTaskStatus) []opsv1.NodeUpgradeJobNodeTaskStatus {
+	var out []opsv1.NodeUpgradeJobNodeTaskStatus
+	for _, s := range ss {
+		st := opsv1.NodeUpgradeJobNodeTaskStatus{NodeName: s.NodeName, Phase: s.Phase, Reason: s.Reason}
+		for _, a := range s.ActionFlow {
+			st.ActionFlow = append(st.ActionFlow, opsv1.NodeUpgradeJobActionStatus{Action: opsv1.NodeUpgradeJobAction(a.Action), Status: a.Status, Reason: a.Reason, Time: a.Time})
+		}
+		out = append(out, st)
 	}
 	return out
 }
