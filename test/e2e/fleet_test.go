@@ -759,6 +759,7 @@ func refOutcomes(t *testing.T, c *cluster, refs []*fleetNode, ss []opsv1.NodeUpg
 				reason = a.Reason
 			}
 		}
+		reason = strings.Join(strings.Fields(reason), " ")
 		if len(reason) > 160 {
 			reason = reason[:160] + "…"
 		}
