@@ -110,6 +110,7 @@ func TestFleet(t *testing.T) {
 	if nBad > nWine {
 		fatalf(t, "FLEET_BAD=%d is more than the FLEET_WINE=%d Windows nodes", nBad, nWine)
 	}
+	inotifyRoom(t, nLinux+nRef)
 	goodZip, badZip := mustEnv(t, "UPGRADE_GOOD_ZIP"), mustEnv(t, "FLEET_BAD_ZIP")
 	baseKE, goodKE := mustEnv(t, "KUBEEDGE_VERSION"), mustEnv(t, "UPGRADE_GOOD_KUBEEDGE")
 	_, hostKubeEdge := os.Stat("/etc/kubeedge")
@@ -266,6 +267,39 @@ func TestFleet(t *testing.T) {
 		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {
 			errorl(t, err)
 		}
+	}
+}
+
+// inotifyPerLinuxNode is about how many inotify instances a Linux node's
+// kubelet holds (cAdvisor's, the volume plugin prober's, the static pod
+// folder's watch...): a run of 40 Linux nodes on a host with the default
+// fs.inotify.max_user_instances of 128 started 25, and the kubelets of
+// the others failed to start cAdvisor ("inotify_init: too many open
+// files"), which ends their process before the node registers.
+const inotifyPerLinuxNode = 5
+
+// inotifyRoom refuses a fleet the host's inotify limit cannot hold, with
+// the fix, rather than 15 nodes that never register.
+func inotifyRoom(t *testing.T, linuxNodes int) {
+	t.Helper()
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_user_instances")
+	if err != nil {
+		return
+	}
+	limit, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return
+	}
+	inUse := 0
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range fds {
+		if target, err := os.Readlink(fd); err == nil && target == "anon_inode:inotify" {
+			inUse++
+		}
+	}
+	if need := linuxNodes * inotifyPerLinuxNode; inUse+need > limit {
+		fatalf(t, "%d Linux nodes (FLEET_LINUX + FLEET_REF) need about %d inotify instances (%d each) and %d are in use, more than fs.inotify.max_user_instances=%d allows: "+
+			"raise it (sysctl -w fs.inotify.max_user_instances=%d) or run fewer Linux nodes", linuxNodes, need, inotifyPerLinuxNode, inUse, limit, 2*(inUse+need))
 	}
 }
 
