@@ -58,7 +58,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux runtime keadm-fixture containerd-test test unit crash-matrix check-no-crashpoints vet check-deadcode wine-test wine-setup bench bench-node bench-recovery conformance upstream-check clean package package-test e2e e2e-upstream-cloud previous-release
+.PHONY: all workspace tools windows linux runtime keadm-fixture containerd-test test unit crash-matrix check-no-crashpoints vet check-deadcode wine-test wine-setup bench bench-node bench-recovery conformance upstream-check clean package package-test e2e e2e-upstream-cloud fleet previous-release
 
 all: windows linux
 
@@ -484,6 +484,39 @@ $(UPSTREAM_CONTROLLER_MANAGER): $(UPSTREAM_TREE)/go.mod Makefile
 e2e-upstream-cloud: $(UPSTREAM_CLOUDCORE) $(UPSTREAM_CONTROLLER_MANAGER)
 	$(MAKE) e2e E2E_RUN='$(E2E_CLOUD_JOBS)' \
 		E2E_CLOUDCORE=$(CURDIR)/$(UPSTREAM_CLOUDCORE) E2E_CONTROLLER_MANAGER=$(CURDIR)/$(UPSTREAM_CONTROLLER_MANAGER)
+
+# A fleet of nodes (test/e2e/fleet_test.go, docs/e2e.md): FLEET_LINUX Linux
+# builds of our edgecore and FLEET_WINE edgecore.exe services under Wine
+# (each on a Wine host of its own), each with its own fake runtime and
+# folders, against one loopback cloud; a NodeUpgradeJob across them with
+# FLEET_CONCURRENCY and FLEET_FAILURE_TOLERATE while FLEET_BAD Windows
+# nodes fetch, under the job's version, a release that fails its health
+# gate ($(FLEET_BAD): the upgrade scenario's broken binary stamped with the
+# good release's KubeEdge version); a ConfigUpdateJob and an
+# ImagePrePullJob across them; then the same jobs across FLEET_REF upstream
+# reference nodes ($(REF_BIN), bench-node's). It asserts how each job ends
+# (upstream's controller's rules) and that no node is half-upgraded, prints
+# the times and cloudcore's message counts, keeps them in $(FLEET_TABLE),
+# and is not part of `make test`. Run it under the e2e lock:
+# flock /tmp/e2e.lock make fleet
+FLEET_LINUX ?= 16
+FLEET_WINE ?= 4
+FLEET_BAD ?= 2
+FLEET_REF ?= 4
+FLEET_CONCURRENCY ?= 2
+FLEET_FAILURE_TOLERATE ?= 0.8
+FLEET_TABLE := $(OUT)/fleet.md
+FLEET_BAD_ZIP := $(UPGRADE)/fleet/edgecore-$(UPGRADE_BAD_VERSION)-windows-amd64.zip
+$(FLEET_BAD_ZIP): $(UPGRADE)/$(UPGRADE_BAD_VERSION)/edgecore.exe build/package.sh $(RELEASED)
+	KUBEEDGE_VERSION=$(UPGRADE_GOOD_KUBEEDGE) build/package.sh $< $(UPGRADE_BAD_VERSION) $@
+fleet: windows linux wine-setup $(CLEAN_PREFIX)/.prepared $(FAKECRI_EXE) $(E2E)/kube-apiserver $(E2E)/kube-controller-manager $(E2E)/cloudcore $(E2E)/controller-manager $(E2E)/fakecri $(REF_BIN) $(UPGRADE_GOOD) $(FLEET_BAD_ZIP)
+	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
+	$(E2E_ENV) REF_EDGECORE_BIN=$(CURDIR)/$(REF_BIN) FLEET_BAD_ZIP=$(CURDIR)/$(FLEET_BAD_ZIP) \
+	FLEET_LINUX=$(FLEET_LINUX) FLEET_WINE=$(FLEET_WINE) FLEET_BAD=$(FLEET_BAD) FLEET_REF=$(FLEET_REF) \
+	FLEET_CONCURRENCY=$(FLEET_CONCURRENCY) FLEET_FAILURE_TOLERATE=$(FLEET_FAILURE_TOLERATE) FLEET_OUT=$(CURDIR)/$(FLEET_TABLE) \
+	go test -tags e2e,fleet -count=1 -v -run '^TestFleet$$' -timeout 90m ./test/e2e/
+	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
+	@cat $(FLEET_TABLE)
 
 # The loopback cloud both benchmarks run against, and their edges.
 BENCH_ENV = ETCD_BIN=$$(command -v etcd) KUBE_APISERVER_BIN=$(CURDIR)/$(E2E)/kube-apiserver CLOUDCORE_BIN=$(CURDIR)/$(E2E)/cloudcore \

@@ -337,3 +337,23 @@ func TestAConfigJobWithAForbiddenFieldIsRefusedAtCheck(t *testing.T) {
 		t.Fatal("the file changed")
 	}
 }
+
+// A node that does not run as the service (the fleet's Linux builds)
+// refuses a ConfigUpdateJob at Check saying so, file untouched; the
+// reason used to end in "(<nil>)".
+func TestAConfigJobOutsideTheServiceIsRefusedAtCheck(t *testing.T) {
+	c, st, file, _ := configRunnerOn(t)
+	c.jobs.InService = func() (bool, error) { return false, nil }
+	before, _ := os.ReadFile(file)
+	runConfigJob(t, c, map[string]string{"modules.edged.tailoredKubeletConfig.maxPods": "42"})
+	if st.flow() != "Check=false" {
+		t.Fatalf("flow %s", st.flow())
+	}
+	r := st.msgs[0].Reason
+	if !strings.Contains(r, `does not run as the Windows service "edgecore": a configuration update restarts the service`) || strings.Contains(r, "<nil>") {
+		t.Errorf("reason %q", r)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Fatal("the file changed")
+	}
+}

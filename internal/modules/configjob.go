@@ -118,8 +118,8 @@ func (c *configJobs) plan(job string, ser actions.SpecSerializer) (*configjob.Pl
 // node, and a node that does not run as the service (the update restarts
 // it).
 func (c *configJobs) check(_ context.Context, job, _ string, ser actions.SpecSerializer) actions.ActionResponse {
-	if ok, err := c.jobs.InService(); err != nil || !ok {
-		return &nodeJobResponse{err: fmt.Errorf("edgecore does not run as the Windows service %q (%v): a configuration update restarts the service; install it with `edgecore.exe service install`", c.jobs.Service, err)}
+	if err := c.jobs.RunsAsService("a configuration update"); err != nil {
+		return &nodeJobResponse{err: err}
 	}
 	p, err := c.plan(job, ser)
 	if err != nil {

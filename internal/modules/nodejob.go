@@ -148,9 +148,10 @@ func (h *nodeJobHandler) spec(ser actions.SpecSerializer) (*operationsv1alpha2.N
 	return spec, nil
 }
 
-// check fetches and verifies the package, then runs the checks of the
-// v1alpha1 Checking step (the service, no upgrade in progress, disk, the
-// job's check items).
+// check refuses a node that does not run as the service before anything
+// is fetched, then fetches and verifies the package and runs the checks of
+// the v1alpha1 Checking step (the service, no upgrade in progress, disk,
+// the job's check items).
 func (h *nodeJobHandler) check(ctx context.Context, job, node string, ser actions.SpecSerializer) actions.ActionResponse {
 	spec, err := h.spec(ser)
 	if err != nil {
@@ -159,6 +160,9 @@ func (h *nodeJobHandler) check(ctx context.Context, job, node string, ser action
 	req := requestOf(job, node, spec)
 	if strings.TrimSpace(spec.Version) == h.version {
 		return &nodeJobResponse{as: actionUpgrade, from: h.version, to: h.version, interrupt: true}
+	}
+	if err := h.jobs.RunsAsService("the upgrade"); err != nil {
+		return &nodeJobResponse{err: err}
 	}
 	if err := h.jobs.Stage(ctx, req); err != nil {
 		return &nodeJobResponse{err: err}

@@ -156,3 +156,35 @@ func TestNodeUpgradeJobRunnerFlow(t *testing.T) {
 		t.Fatalf("the refusal does not end the task with its reason: %+v", got[3:])
 	}
 }
+
+// A node that does not run as the service (a console edgecore, or a
+// build for another OS in a fleet) refuses a NodeUpgradeJob at Check with
+// that reason, before it reads upgrade settings or fetches anything: the
+// fleet's Linux builds, which have no upgrade.yaml, answered "no package
+// repository is configured", a fix the operator would make only to be
+// refused again.
+func TestNodeUpgradeJobCheckRefusesOutsideTheServiceFirst(t *testing.T) {
+	fetched := false
+	jobs := &upgrade.Jobs{
+		Service:   "edgecore",
+		InService: func() (bool, error) { return false, nil },
+		Fetch: func(context.Context, string, string, int64) error {
+			fetched = true
+			return nil
+		},
+	}
+	var got []taskmsg.UpstreamMessage
+	r, _ := nodeUpgradeJobRunner(context.Background(), jobs, "v1.23.1", jobStatuses{send: func(_ taskmsg.Resource, m taskmsg.UpstreamMessage) {
+		got = append(got, m)
+	}, sleep: func(context.Context, time.Duration) error { return nil }})
+	r.RunAction(context.Background(), "job-1", "linux-1", actionCheck, []byte(`{"version":"v1.23.2"}`))
+	if len(got) != 1 || got[0].Action != actionCheck || got[0].Succ {
+		t.Fatalf("statuses %+v, want one failed Check", got)
+	}
+	if !strings.Contains(got[0].Reason, `does not run as the Windows service "edgecore"`) || strings.Contains(got[0].Reason, "repository") {
+		t.Errorf("the Check's reason %q does not say (only) that edgecore is not the service", got[0].Reason)
+	}
+	if fetched {
+		t.Error("the package was fetched for a node that cannot take the upgrade")
+	}
+}

@@ -215,8 +215,8 @@ func (js *Jobs) fetch(ctx context.Context, req Request) (st *Staged, err error) 
 func (js *Jobs) Check(req Request, items []string) Report {
 	e := js.Env
 	var failed []string
-	if ok, err := js.InService(); err != nil || !ok {
-		failed = append(failed, fmt.Sprintf("edgecore does not run as the Windows service %q (%v): the upgrade restarts the service; install it with `edgecore.exe service install`", js.Service, err))
+	if err := js.RunsAsService("the upgrade"); err != nil {
+		failed = append(failed, err.Error())
 	}
 	if j, err := loadJournal(e); err != nil {
 		failed = append(failed, err.Error())
@@ -253,6 +253,23 @@ func (js *Jobs) Check(req Request, items []string) Report {
 		return Report{Event: "Check", Reason: strings.Join(failed, "; ")}
 	}
 	return Report{Event: "Check", Success: true}
+}
+
+// RunsAsService refuses a process that is not the service: an upgrade or
+// a configuration update (what, for the reason) restarts the service, so a
+// job can change only the service's process. It costs nothing, so a job's
+// Check asks it first: a node that cannot take the job says why at once,
+// rather than after a download, or by asking for upgrade settings it
+// would still refuse with.
+func (js *Jobs) RunsAsService(what string) error {
+	ok, err := js.InService()
+	switch {
+	case err != nil:
+		return fmt.Errorf("cannot tell whether edgecore runs as the Windows service %q (%v): %s restarts the service; run edgecore as the service (`edgecore.exe service install`)", js.Service, err, what)
+	case !ok:
+		return fmt.Errorf("edgecore does not run as the Windows service %q: %s restarts the service; install it with `edgecore.exe service install`", js.Service, what)
+	}
+	return nil
 }
 
 // checkDisk wants room for a backup of the binary and the database, twice

@@ -423,31 +423,6 @@ func cpuSeconds(pid int) float64 {
 	return (utime + stime) / 100
 }
 
-// memory is the peak and the current resident set of a process, and the
-// part of the latter mapped from files, in MiB.
-func memory(pid int) (hwm, rss, file float64) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, 0, 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(f[1], 64)
-		switch f[0] {
-		case "VmHWM:":
-			hwm = kb / 1024
-		case "VmRSS:":
-			rss = kb / 1024
-		case "RssFile:":
-			file = kb / 1024
-		}
-	}
-	return hwm, rss, file
-}
-
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -577,17 +552,6 @@ func benchTable(vs []variant, linux, windows map[string][]sample, runs int, wind
 	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-// cpuModel is the processor's name as /proc/cpuinfo gives it.
-func cpuModel() string {
-	data, _ := os.ReadFile("/proc/cpuinfo")
-	for _, line := range strings.Split(string(data), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }
 
 func countNames(names []string) string {
