@@ -19,6 +19,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -687,20 +688,45 @@ func (n *chaosNode) openStreams(t *testing.T) bool {
 		cancel()
 		return false
 	}
-	go func() { _, err := io.Copy(io.Discard, r); r.Close(); s.follow <- err }()
+	firstLine := make(chan struct{})
+	go func() {
+		br := bufio.NewReader(r)
+		_, err := br.ReadString('\n')
+		if err == nil {
+			close(firstLine)
+			_, err = io.Copy(io.Discard, br)
+		}
+		r.Close()
+		s.follow <- err
+	}()
 	in, w := io.Pipe()
 	s.stdin = w
-	started := make(chan struct{})
 	go func() {
-		close(started)
 		_, _, err := n.c.execIn(ctx, n.ns, chaosStreamPod, []string{fakecri.CmdCat}, in, false)
 		s.exec <- err
 	}()
-	<-started
-	// The fake's cat reads its stdin until it ends: the exec stays open.
-	go w.Write([]byte("open\n"))
+	// The fake's cat reads its stdin until it ends: the exec stays open
+	// once its first line went in.
+	wrote := make(chan error, 1)
+	go func() { _, err := w.Write([]byte("open\n")); wrote <- err }()
 	n.streams = s
-	return true
+	opened := func() bool {
+		select {
+		case <-firstLine:
+		case <-time.After(10 * time.Second):
+			return false
+		}
+		select {
+		case err := <-wrote:
+			return err == nil
+		case <-time.After(10 * time.Second):
+			return false
+		}
+	}()
+	if !opened {
+		n.closeStreams()
+	}
+	return opened
 }
 
 // streamsEnded waits up to bound for both streams to end and tells how
@@ -814,7 +840,7 @@ func (n *chaosNode) runSchedule(t *testing.T, seed int64, sched []chaosFault, ch
 			res.ready[f.kind] = append(res.ready[f.kind], ready)
 		}
 		if streams {
-			res.streamsEnded += n.streamsEnded(30 * time.Second)
+			res.streamsEnded += n.streamsEnded(15 * time.Second)
 		}
 		res.settles++
 		took, v, ok := n.converge(b.converge)
@@ -863,5 +889,6 @@ func TestLinuxChaosSmoke(t *testing.T) {
 	for _, v := range res.violations {
 		errorf(t, "seed %d (CHAOS_SEED=%d replays it): %s", seed, seed, v)
 	}
-	t.Logf("chaos smoke, seed %d: %d faults, Ready again after them %v", seed, len(sched), res.ready)
+	t.Logf("chaos smoke, seed %d: %d faults, Ready again after them %v; logs -f and exec streams ended with the killed node: %d of %d",
+		seed, len(sched), res.ready, res.streamsEnded, 2*res.streamsOpened)
 }

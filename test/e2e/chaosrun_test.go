@@ -48,6 +48,11 @@ func TestChaos(t *testing.T) {
 			res := &chaosResult{variant: v.name, system: sys.label}
 			results = append(results, res)
 			t.Run(sys.goos+"/"+v.name, func(t *testing.T) {
+				// A cloudcore that a fault of the run before restarted
+				// ended with that run (its process was that run's).
+				if c.cloudcore.exited() {
+					c.restartCloudcore(t)
+				}
 				name := fmt.Sprintf("chaos-%s-%s", sys.goos, v.name)
 				bin := v.linux
 				if sys.goos == "windows" {
@@ -61,12 +66,6 @@ func TestChaos(t *testing.T) {
 				})
 				t.Cleanup(func() { keepLog(t, n.e.edgecore, name) })
 				churn := newChaosChurn(t, n, seed, 5)
-				// A cloudcore a fault of the node before killed has been
-				// started again; one that a failed run left stopped is
-				// started here.
-				if c.cloudcore.exited() {
-					c.restartCloudcore(t)
-				}
 				n.runSchedule(t, seed, sched, churn, sys.bounds, res)
 				for _, msg := range res.violations {
 					if v.name == "ours" {
