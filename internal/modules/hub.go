@@ -54,9 +54,9 @@ type hubOptions struct {
 // (leaseKeeper), and a connection on which cloudcore no longer answers
 // websocket pings is closed (reconnect.Liveness, patches/0017). A first
 // start before cloudcore answers waits for the certificates with the same
-// backoff (certWait), and the kubelet
-// of such a node starts once the hub has connected (firstConnection). The
-// connection's state goes to the status file.
+// backoff (certWait), and the kubelet of such a node starts once the hub
+// has connected (firstConnection). The connection's state goes to the
+// status file.
 func installHubReconnect(o hubOptions) {
 	hubOnce.Do(func() {
 		backoff := reconnect.ForHeartbeat(o.heartbeat)

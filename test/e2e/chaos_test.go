@@ -608,7 +608,8 @@ func (n *chaosNode) converge(bound time.Duration) (time.Duration, verdict, bool)
 		} else {
 			v = verdict{lost: []string{err.Error()}}
 		}
-		if time.Since(begin) > bound {
+		// A node whose process ended will not get there.
+		if time.Since(begin) > bound || n.e.edgecore.exited() {
 			return time.Since(begin), v, false
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -626,6 +627,9 @@ func (n *chaosNode) readyAgain(from time.Time, bound time.Duration) (time.Durati
 	lastVersion, writes, renewed := "", 0, false
 	var err error
 	for time.Since(from) < bound {
+		if n.e.edgecore.exited() {
+			return 0, fmt.Errorf("not Ready: the node's process ended by itself (its log: %s)", n.e.edgecore.log)
+		}
 		if !renewed {
 			l, lerr := n.c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
 			renewed = lerr == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(from)
