@@ -145,6 +145,10 @@ type chaosNode struct {
 	state   string // the fake runtime's state file
 	results *chaosResult
 	streams *chaosStreams
+	// forwarders stand in for cloudcore's iptables rule, by address: the
+	// node's IP and the kubelet port cloudcore gave it (another after
+	// cloudcore restarted, at times).
+	forwarders map[string]*forwarder
 }
 
 // startChaosNode prepares node name of goos to run bin, with the fake
@@ -658,11 +662,10 @@ func (n *chaosNode) readyAgain(from time.Time, bound time.Duration) (time.Durati
 // tunnel, open when a fault strikes: each must end with the node's
 // connection rather than hang.
 type chaosStreams struct {
-	cancel  context.CancelFunc
-	follow  chan error
-	exec    chan error
-	stdin   *io.PipeWriter
-	forward map[string]*forwarder
+	cancel context.CancelFunc
+	follow chan error
+	exec   chan error
+	stdin  *io.PipeWriter
 }
 
 // openStreams opens both streams, if the node's tunnel is up.
@@ -677,14 +680,13 @@ func (n *chaosNode) openStreams(t *testing.T) bool {
 	if port == 0 || port == kubeletPort {
 		return false
 	}
-	// The stand-in for cloudcore's iptables rule on the port cloudcore
-	// gave the node (another after cloudcore restarted, at times).
 	addr := net.JoinHostPort(n.e.nodeIP, strconv.Itoa(int(port)))
-	chaosForwardersMu.Lock()
-	if chaosForwarders[addr] == nil {
-		chaosForwarders[addr] = startForwarder(t, addr, "127.0.0.1:"+strconv.Itoa(streamPort))
+	if n.forwarders == nil {
+		n.forwarders = map[string]*forwarder{}
 	}
-	chaosForwardersMu.Unlock()
+	if n.forwarders[addr] == nil {
+		n.forwarders[addr] = startForwarder(t, addr, "127.0.0.1:"+strconv.Itoa(streamPort))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &chaosStreams{cancel: cancel, follow: make(chan error, 1), exec: make(chan error, 1)}
 	r, err := n.c.client.CoreV1().Pods(n.ns).GetLogs(chaosStreamPod, &corev1.PodLogOptions{Container: "app", Follow: true}).Stream(ctx)
@@ -760,11 +762,6 @@ func (n *chaosNode) closeStreams() {
 		n.streams = nil
 	}
 }
-
-var (
-	chaosForwardersMu sync.Mutex
-	chaosForwarders   = map[string]*forwarder{}
-)
 
 // chaosBounds are how long a node may take, after a fault, to be Ready
 // again and to converge: correctness bounds, not speed targets.
