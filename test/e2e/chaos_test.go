@@ -621,11 +621,18 @@ func (n *chaosNode) converge(bound time.Duration) (time.Duration, verdict, bool)
 }
 
 // readyAgain waits, up to bound, until the node is Ready with a heartbeat
-// sent since from, seen in a write to the node that is not the first one
-// looked at or after its Lease was renewed since from (a status of the
-// process before, handled late, gets cloudcore's own heartbeat: see
-// timeReady), and returns how long after from that was.
-func (n *chaosNode) readyAgain(from time.Time, bound time.Duration) (time.Duration, error) {
+// sent since from, the end of the fault that struck at struck, and returns
+// how long after from that was. A node whose Ready condition went away
+// (Unknown, after the node lifecycle controller's grace period) needs a
+// status the kubelet sent since from: Ready with a heartbeat since then,
+// seen in a write to the node that is not the first one looked at or after
+// its Lease was renewed since from (a status of the process before,
+// handled late, gets cloudcore's own heartbeat: see timeReady). A node
+// whose condition stayed True through the fault (a short one) has no new
+// status to send: the kubelet writes an unchanged status only every
+// nodeStatusReportFrequency (5 min), and its heartbeat is the Lease, renewed
+// since from.
+func (n *chaosNode) readyAgain(struck, from time.Time, bound time.Duration) (time.Duration, error) {
 	ctx := context.Background()
 	name := n.e.name
 	lastVersion, writes, renewed := "", 0, false
@@ -639,6 +646,17 @@ func (n *chaosNode) readyAgain(from time.Time, bound time.Duration) (time.Durati
 			renewed = lerr == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(from)
 		}
 		node, gerr := n.c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if gerr == nil {
+			if cond, cerr := readyConditionOf(node); cerr == nil && cond.Status == corev1.ConditionTrue &&
+				cond.LastTransitionTime.Time.Before(struck.Truncate(time.Second)) {
+				if renewed {
+					return time.Since(from), nil
+				}
+				err = fmt.Errorf("Ready throughout, the Lease not renewed since %s", from.Format("15:04:05.000"))
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+		}
 		if gerr != nil {
 			err = gerr
 		} else if node.ResourceVersion != lastVersion {
@@ -777,6 +795,7 @@ func (n *chaosNode) runSchedule(t *testing.T, seed int64, sched []chaosFault, ch
 	res.ready = map[string][]time.Duration{}
 	e, c := n.e, n.c
 	settled := true
+	var burst time.Time
 	// The first settle: every object there, the stream pod running.
 	if _, v, ok := n.converge(b.converge + podBound); !ok {
 		fatalf(t, "seed %d: node %s never converged before the first fault: %s", seed, e.name, strings.Join(v.all(), "; "))
@@ -792,7 +811,7 @@ func (n *chaosNode) runSchedule(t *testing.T, seed int64, sched []chaosFault, ch
 		}
 		churn.run()
 		res.faults[f.kind]++
-		var from time.Time
+		var struck, from time.Time
 		switch f.kind {
 		case faultKill:
 			// A kill after the node settled strikes wait later; one of a
@@ -802,6 +821,11 @@ func (n *chaosNode) runSchedule(t *testing.T, seed int64, sched []chaosFault, ch
 			} else {
 				time.Sleep(time.Until(e.edgecore.started.Add(f.wait)))
 			}
+			// A burst struck with its first kill.
+			if settled {
+				burst = time.Now()
+			}
+			struck = burst
 			e.edgecore.kill()
 			res.checked++
 			if err := n.integrity(); err != nil {
@@ -815,10 +839,12 @@ func (n *chaosNode) runSchedule(t *testing.T, seed int64, sched []chaosFault, ch
 			from = e.edgecore.started
 		case faultCloudcore:
 			time.Sleep(f.wait)
+			struck = time.Now()
 			c.cloudcore.kill()
 			from = c.restartCloudcore(t)
 		default:
 			time.Sleep(f.wait)
+			struck = time.Now()
 			n.link.set(f.kind, f.latency)
 			time.Sleep(f.hold)
 			n.link.set(linkUp, 0)
@@ -833,7 +859,7 @@ func (n *chaosNode) runSchedule(t *testing.T, seed int64, sched []chaosFault, ch
 		// the node can catch up with a cloud that stands still.
 		time.Sleep(2 * time.Second)
 		churn.pause()
-		ready, err := n.readyAgain(from, b.ready)
+		ready, err := n.readyAgain(struck, from, b.ready)
 		if err != nil {
 			res.notReady++
 			res.violations = append(res.violations, fmt.Sprintf("%s: %v", what, err))
