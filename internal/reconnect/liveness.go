@@ -3,9 +3,12 @@ package reconnect
 import (
 	"sync/atomic"
 	"time"
-
-	"github.com/gorilla/websocket"
 )
+
+// pingMessage is the message type of a websocket ping (RFC 6455's opcode
+// 9, gorilla's websocket.PingMessage), without linking gorilla into every
+// command that reads the reconnection status.
+const pingMessage = 9
 
 // PingConn is the connection a Liveness watches: gorilla's
 // *websocket.Conn, the hub's connection to cloudcore (wsclient.Connected,
@@ -66,7 +69,7 @@ func (l Liveness) Watch(conn PingConn) bool {
 		return nil
 	})
 	for {
-		if err := conn.WriteControl(websocket.PingMessage, nil, now().Add(l.Period)); err != nil {
+		if err := conn.WriteControl(pingMessage, nil, now().Add(l.Period)); err != nil {
 			return false
 		}
 		<-after(l.Period)

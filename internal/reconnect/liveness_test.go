@@ -115,3 +115,9 @@ func TestLivenessToleratesALatePong(t *testing.T) {
 		t.Fatal("Watch closed a connection whose pongs were 25 s late, under the 30 s timeout")
 	}
 }
+
+func TestPingMessageIsGorillas(t *testing.T) {
+	if pingMessage != websocket.PingMessage {
+		t.Fatalf("pingMessage %d, gorilla's websocket.PingMessage %d", pingMessage, websocket.PingMessage)
+	}
+}
