@@ -707,8 +707,14 @@ func (n *chaosNode) openStreams(t *testing.T) bool {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &chaosStreams{cancel: cancel, follow: make(chan error, 1), exec: make(chan error, 1)}
+	// A tunnel that is open at neither end answers nothing: the request
+	// is given up after a while rather than waited for.
+	giveUp := time.AfterFunc(15*time.Second, cancel)
 	r, err := n.c.client.CoreV1().Pods(n.ns).GetLogs(chaosStreamPod, &corev1.PodLogOptions{Container: "app", Follow: true}).Stream(ctx)
-	if err != nil {
+	if err != nil || !giveUp.Stop() {
+		if r != nil {
+			r.Close()
+		}
 		cancel()
 		return false
 	}
