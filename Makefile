@@ -58,7 +58,7 @@ EDGECORE_TAGS := providerless,grpcnotrace
 # Sources the binaries depend on, so that make rebuilds only when they change.
 SOURCES := $(shell find cmd internal config windows staging -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum Makefile
 
-.PHONY: all workspace tools windows linux runtime keadm-fixture containerd-test test unit crash-matrix check-no-crashpoints vet check-deadcode wine-test wine-setup bench bench-node bench-recovery conformance upstream-check clean package package-test e2e e2e-upstream-cloud fleet previous-release
+.PHONY: all workspace tools windows linux runtime keadm-fixture containerd-test test unit crash-matrix check-no-crashpoints vet check-deadcode wine-test wine-setup bench bench-node bench-recovery chaos conformance upstream-check clean package package-test e2e e2e-upstream-cloud fleet previous-release
 
 all: windows linux
 
@@ -564,6 +564,35 @@ bench-recovery: $(BENCH_DEPS)
 	go test -tags e2e,benchnode -count=1 -v -run '^TestBenchRecovery$$' -timeout 120m ./test/e2e/
 	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
 	@cat $(RECOVERY_TABLE)
+
+# The fault-injection harness (test/e2e/chaos_test.go, chaosrun_test.go):
+# our edgecore and the reference (bench-node's) on the loopback cloud, one
+# after the other on the same seeded schedule, Linux build and
+# edgecore.exe under Wine (BENCH_LINUX=0 or BENCH_WINE=0 leaves a part
+# out): CHAOS_KILLS (Linux) and CHAOS_WINE_KILLS kills -9 at random
+# moments, CHAOS_LINK_ROUNDS rounds of a cut, a black hole, a delay and
+# resets of the link by a proxy between the edge and cloudcore and of
+# cloudcore killed and restarted, while the cloud churns pods, ConfigMaps
+# and Secrets and logs and exec streams are open. After each fault it
+# checks SQLite's integrity_check, that the node's database, its runtime
+# and the cloud converge and that the node is Ready again; any violation of
+# ours fails the run with the seed (CHAOS_SEED replays it), the
+# reference's are counted in the table it prints (kept in $(CHAOS_TABLE)).
+# Not part of `make test`: TestLinuxChaosSmoke, a short schedule, is in
+# `make e2e`.
+CHAOS_KILLS ?= 200
+CHAOS_WINE_KILLS ?= 30
+CHAOS_LINK_ROUNDS ?= 2
+CHAOS_SEED ?=
+CHAOS_RUN ?= ^TestChaos
+CHAOS_TABLE := $(OUT)/chaos.md
+chaos: $(BENCH_DEPS)
+	@command -v etcd >/dev/null || { echo "etcd not found: apt-get install etcd-server"; exit 1; }
+	$(BENCH_ENV) CHAOS_KILLS=$(CHAOS_KILLS) CHAOS_WINE_KILLS=$(CHAOS_WINE_KILLS) CHAOS_LINK_ROUNDS=$(CHAOS_LINK_ROUNDS) CHAOS_SEED=$(CHAOS_SEED) \
+	BENCH_OUT=$(CURDIR)/$(CHAOS_TABLE) BENCH_LOGS=$(CURDIR)/$(OUT)/chaos-logs \
+	go test -tags e2e,chaos,benchnode -count=1 -v -run '$(CHAOS_RUN)' -timeout 600m ./test/e2e/
+	@PATH="$$PATH:/usr/lib/wine" wineserver -k 2>/dev/null || true
+	@cat $(CHAOS_TABLE)
 
 # Upstream KubeEdge's own unit tests of every package that links beehive,
 # edge and cloud, compiled against our beehive (see build/conformance.sh).

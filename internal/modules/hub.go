@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	kubeletoptions "k8s.io/kubernetes/cmd/kubelet/app/options"
@@ -49,17 +50,26 @@ type hubOptions struct {
 // nodes of a cloud coming back all at once: each wait before an attempt
 // is reconnect's backoff for the hub's heartbeat (at most 1.5 s by
 // default, jittered), each round is a single attempt (the backoff is the
-// only pacing), and the node's Lease is renewed as soon as the hub
-// connects (leaseKeeper). A first start before cloudcore answers waits
-// for the certificates with the same backoff (certWait), and the kubelet
-// of such a node starts once the hub has connected (firstConnection). The
-// connection's state goes to the status file.
+// only pacing), the node's Lease is renewed as soon as the hub connects
+// (leaseKeeper), and a connection on which cloudcore no longer answers
+// websocket pings is closed (reconnect.Liveness, patches/0017). A first
+// start before cloudcore answers waits for the certificates with the same
+// backoff (certWait), and the kubelet of such a node starts once the hub
+// has connected (firstConnection). The connection's state goes to the
+// status file.
 func installHubReconnect(o hubOptions) {
 	hubOnce.Do(func() {
 		backoff := reconnect.ForHeartbeat(o.heartbeat)
 		edgehub.ReconnectWait = backoff.Next
 		wsclient.ConnectAttempts = 1
 		wsclient.ConnectRetryWait = 0
+		// A connection that stopped carrying anything ends within two
+		// heartbeats rather than when TCP gives up (patches/0017).
+		liveness := reconnect.LivenessForHeartbeat(o.heartbeat)
+		liveness.Closed = func(silent time.Duration) {
+			klog.InfoS("cloudcore has not answered on the hub's connection: closing it to connect again", "silentFor", silent.Round(time.Second))
+		}
+		wsclient.Connected = func(conn *websocket.Conn) { go liveness.Watch(conn) }
 		status := &hubStatus{path: o.statusFile, pid: os.Getpid(), write: writeFile, now: time.Now}
 		status.record(false, "")
 		certs := &certWait{wait: edgehub.ReconnectWait, done: beehiveContext.Done(), status: status, token: o.token, sleep: sleepOrDone}

@@ -125,7 +125,12 @@ func (c *cluster) logs(pod string, opts corev1.PodLogOptions) (string, error) {
 // exec is `kubectl exec` (attach when attach is set) into the pod's
 // container, with client-go's SPDY executor as kubectl uses it.
 func (c *cluster) exec(ctx context.Context, pod string, cmd []string, stdin io.Reader, attach bool) (string, string, error) {
-	req := c.client.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name(pod)
+	return c.execIn(ctx, "default", pod, cmd, stdin, attach)
+}
+
+// execIn is exec into a pod of namespace ns.
+func (c *cluster) execIn(ctx context.Context, ns, pod string, cmd []string, stdin io.Reader, attach bool) (string, string, error) {
+	req := c.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod)
 	if attach {
 		req = req.SubResource("attach").VersionedParams(&corev1.PodAttachOptions{Container: "app", Stdin: stdin != nil, Stdout: true}, scheme.ParameterCodec)
 	} else {

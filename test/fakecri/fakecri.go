@@ -99,6 +99,12 @@ type Options struct {
 	// containerd's fail (Unknown, "401 Unauthorized"). Actions, when set,
 	// is told of each pull with the user it came with.
 	Registries map[string]Credential
+	// StateFile, when set, is rewritten (a new file renamed into place)
+	// after each call that left the runtime's sandboxes or containers
+	// other than they were: a test that cannot reach the runtime's
+	// endpoint (a named pipe under Wine) reads what the runtime holds
+	// there (see State).
+	StateFile string
 	// StreamAddr is where the exec and attach streaming server listens;
 	// empty means 127.0.0.1 on any free port. The kubelet connects to it
 	// and proxies the API server's streams there.
@@ -178,10 +184,13 @@ func New(opts Options) (*Server, error) {
 	svc.stream = stream
 
 	var serverOpts []grpc.ServerOption
-	if opts.CallLog != nil || opts.PodCalls != nil {
+	if opts.CallLog != nil || opts.PodCalls != nil || opts.StateFile != "" {
 		serverOpts = append(serverOpts, grpc.UnaryInterceptor(
 			func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 				resp, err := h(ctx, req)
+				if opts.StateFile != "" {
+					svc.saveState()
+				}
 				if opts.CallLog != nil {
 					opts.CallLog(info.FullMethod, err)
 				}
@@ -295,6 +304,11 @@ type service struct {
 	sandboxes  map[string]*sandbox
 	containers map[string]*container
 	images     map[string]*runtimeapi.Image // by ID
+
+	// stateMu orders the writes of Options.StateFile; savedState is
+	// what was written last.
+	stateMu    sync.Mutex
+	savedState []byte
 }
 
 func notFound(kind, id string) error {

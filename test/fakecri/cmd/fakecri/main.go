@@ -5,7 +5,7 @@
 //	fakecri [--endpoint npipe://./pipe/NAME|tcp://127.0.0.1:PORT|unix:///PATH]
 //	        [--image NAME]... [--image-size BYTES] [--image-fs-dir DIR] [--pod-cidr CIDR]
 //	        [--fail-pull IMAGE]... [--registry-auth HOST=USER:PASSWORD]... [--v]
-//	        [--pipe-sddl SDDL]
+//	        [--pipe-sddl SDDL] [--state-file PATH]
 //
 // Its pipe is administrators-only (fakecri.PipeSDDL) unless --pipe-sddl
 // says otherwise: --pipe-sddl "" serves it as any user's program would,
@@ -16,6 +16,9 @@
 // credentials) as "action: " and the action (fakecri.Action), and each call
 // on a pod's sandbox or container as "pod call: " and the call
 // (fakecri.PodCall).
+//
+// With --state-file it keeps the runtime's sandboxes and containers in that
+// file as JSON (fakecri.State), rewritten after each call that changed them.
 package main
 
 import (
@@ -55,6 +58,7 @@ func main() {
 	flag.Uint64Var(&opts.ImageSize, "image-size", fakecri.DefaultImageSize, "size in bytes reported for every image; must not be 0")
 	flag.StringVar(&opts.ImageFsDir, "image-fs-dir", filepath.Join(os.TempDir(), "fakecri"), "directory reported as the image file system")
 	flag.StringVar(&opts.PodCIDR, "pod-cidr", fakecri.DefaultPodCIDR, "range pod sandbox IPs are taken from")
+	flag.StringVar(&opts.StateFile, "state-file", "", "keep the runtime's sandboxes and containers in this file as JSON, rewritten after each change")
 	verbose := flag.Bool("v", false, "log every CRI call")
 	pipeSDDL := flag.String("pipe-sddl", fakecri.PipeSDDL, "security descriptor of the named pipe; the default is an administrators-only pipe, which the node trusts as an operator's runtime; \"\" gives go-winio's default, the pipe of any user's program, which the node refuses")
 	flag.Parse()

@@ -1,0 +1,72 @@
+package fakecri
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
+)
+
+// The state file follows each change of the runtime: a sandbox and its
+// running container, then both stopped, then the sandbox removed.
+func TestStateFileFollowsTheRuntime(t *testing.T) {
+	path := filepath.Join(testdir.New(t, "fakecri-"), "state.json")
+	rs, is := kubeletClients(t, Options{StateFile: path})
+	ctx := context.Background()
+	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
+	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
+		Image:    &runtimeapi.ImageSpec{Image: ref},
+		Labels:   map[string]string{"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "default"},
+	}, sbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.StartContainer(ctx, cid); err != nil {
+		t.Fatal(err)
+	}
+	want := func(sandbox, container string, containers int) {
+		t.Helper()
+		st, err := ReadState(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Sandboxes) != 1 || st.Sandboxes[0].ID != id || st.Sandboxes[0].Pod != "default/web" ||
+			st.Sandboxes[0].UID != "web-uid" || st.Sandboxes[0].State != sandbox {
+			t.Fatalf("sandboxes %+v, want %s of default/web (web-uid) %s", st.Sandboxes, id, sandbox)
+		}
+		if len(st.Containers) != containers {
+			t.Fatalf("containers %+v, want %d", st.Containers, containers)
+		}
+		if containers == 1 && (st.Containers[0].ID != cid || st.Containers[0].SandboxID != id ||
+			st.Containers[0].Pod != "default/web" || st.Containers[0].State != container) {
+			t.Fatalf("container %+v, want %s in %s of default/web %s", st.Containers[0], cid, id, container)
+		}
+	}
+	want("SANDBOX_READY", "CONTAINER_RUNNING", 1)
+	if err := rs.StopPodSandbox(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	want("SANDBOX_NOTREADY", "CONTAINER_EXITED", 1)
+	if err := rs.RemovePodSandbox(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Sandboxes)+len(st.Containers) != 0 {
+		t.Fatalf("after the sandbox's removal: %+v, want nothing", st)
+	}
+}
