@@ -133,6 +133,9 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	if err := prepareFiles(cfg, d.Layout, opts.ConfigFile, exe, opts.asService, d.ACLs); err != nil {
 		return err
 	}
+	// Once its folders exist: a folder filling up is said once, with
+	// what to do, for as long as the node runs.
+	watchDiskSpace(ctx, host.GOOS, cfg, opts.logFile, d.Probes.FreeDisk, opts.diskAlert)
 	// Upstream skips the check when the metaserver is on: then a kubelet
 	// may legitimately talk to edgecore on the same host.
 	skip := opts.SkipEnvironmentCheck || os.Getenv("CHECK_EDGECORE_ENVIRONMENT") == "false" ||
