@@ -69,6 +69,7 @@ func TestChaosDiskFullLinux(t *testing.T) {
 	db := filepath.Join(data, "edgecore.db")
 	e.keepDataOn(t, data)
 
+	t.Cleanup(func() { keepOnFailure(t, logFile) })
 	e.startWithLogFile(t, logFile)
 	eventually(t, readyBound, "node "+e.name+" Ready", c.nodeReady(e.name, time.Time{}))
 	for _, pod := range []string{"app-1", "app-2"} {
@@ -191,7 +192,11 @@ func (e *edge) keepDataOn(t *testing.T, data string) {
 	k.PodLogsDir = filepath.Join(data, "pods")
 	// The images stay on the host's disk (the fake runtime's image
 	// folder), with the e2e's thresholds for it.
-	k.EvictionHard = map[string]string{"memory.available": "100Mi", "imagefs.available": "1Gi", "imagefs.inodesFree": "5%"}
+	// The configuration is decoded over upstream's defaults, whose hard
+	// nodefs thresholds a map without them would keep: "0%" is the
+	// kubelet's way to turn a signal off.
+	k.EvictionHard = map[string]string{"memory.available": "100Mi", "imagefs.available": "1Gi", "imagefs.inodesFree": "5%",
+		"nodefs.available": "0%", "nodefs.inodesFree": "0%"}
 	k.EvictionSoft = map[string]string{"nodefs.available": "10%", "nodefs.inodesFree": "5%"}
 	k.EvictionSoftGracePeriod = map[string]string{"nodefs.available": "1h", "nodefs.inodesFree": "1h"}
 	k.EvictionPressureTransitionPeriod = metav1.Duration{Duration: diskFullTransition}
@@ -324,5 +329,22 @@ func (e *edge) noPanic(t *testing.T, logFile string) {
 				errorf(t, "%s: %s", p, line)
 			}
 		}
+	}
+}
+
+// keepOnFailure copies the node's log file out of the test's folder, which
+// goes with the test, when the test failed.
+func keepOnFailure(t *testing.T, logFile string) {
+	if !t.Failed() {
+		return
+	}
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Logf("the node's log %s: %v", logFile, err)
+		return
+	}
+	kept := filepath.Join(os.TempDir(), fmt.Sprintf("diskfull-edgecore-%d.log", time.Now().Unix()))
+	if err := os.WriteFile(kept, data, 0o600); err == nil {
+		t.Logf("the node's log is kept in %s", kept)
 	}
 }
