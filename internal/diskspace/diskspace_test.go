@@ -150,6 +150,7 @@ func TestRunReportsUntilStopped(t *testing.T) {
 func TestNodeFoldersWithoutEdged(t *testing.T) {
 	cfg := v1alpha2.NewDefaultEdgeCoreConfig()
 	cfg.Modules.Edged.Enable = false
+	cfg.DataBase.DataSource = "/var/lib/kubeedge/edgecore.db"
 	f := NodeFolders("linux", cfg, "")
 	if len(f) != 1 || f[0].Setting != "dataBase.dataSource" || f[0].Path != "/var/lib/kubeedge" {
 		t.Errorf("%+v", f)
