@@ -168,14 +168,18 @@ func Bytes(n uint64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// DatabaseFolder is the folder of the node's database file db.
+func DatabaseFolder(goos, db string) Folder {
+	return Folder{Path: ospath.Dir(goos, db), What: "the node's database (" + ospath.Base(goos, db) + ")", Setting: "dataBase.dataSource"}
+}
+
 // NodeFolders are the folders the node configured by cfg writes to as it
 // runs on goos: its database's, its log file's (logFile, "" when it logs
 // to the console only), the kubelet's root directory and the pods' logs.
 func NodeFolders(goos string, cfg *v1alpha2.EdgeCoreConfig, logFile string) []Folder {
 	var folders []Folder
 	if cfg.DataBase != nil && cfg.DataBase.DataSource != "" {
-		db := cfg.DataBase.DataSource
-		folders = append(folders, Folder{Path: ospath.Dir(goos, db), What: "the node's database (" + ospath.Base(goos, db) + ")", Setting: "dataBase.dataSource"})
+		folders = append(folders, DatabaseFolder(goos, cfg.DataBase.DataSource))
 	}
 	if logFile != "" {
 		folders = append(folders, Folder{Path: ospath.Dir(goos, logFile), What: "the node's log (" + ospath.Base(goos, logFile) + ")", Setting: "--log-file"})
@@ -188,4 +192,34 @@ func NodeFolders(goos string, cfg *v1alpha2.EdgeCoreConfig, logFile string) []Fo
 		}
 	}
 	return folders
+}
+
+// WaitForRoom returns once the volume of dir (or of its nearest existing
+// parent) has MinFree, looking every interval, or with ctx's error when
+// ctx ends first. waiting is called once, with the folder's Change, if it
+// has to wait. The node opens its database only then: upstream creates the
+// database's tables at start and ends the process when it cannot, which a
+// service manager turns into a crash loop on a full disk.
+func WaitForRoom(ctx context.Context, goos string, f Folder, probe Probe, interval time.Duration, waiting func(Change)) error {
+	w := NewWatcher(goos, []Folder{f}, probe, time.Now)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	said := false
+	for {
+		free, probed, err := w.free(w.folders[0].Path)
+		if err != nil || free >= MinFree {
+			// A volume that cannot be probed is not waited for: the
+			// database's own error says more.
+			return nil
+		}
+		if !said {
+			waiting(Change{Folder: w.folders[0], Full: true, Free: free, Probed: probed})
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }

@@ -164,3 +164,40 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+// At start the node waits while its database's volume is full, says so
+// once, and goes on when space returns; a stop ends the wait; a volume with
+// room or one that cannot be probed is not waited for.
+func TestWaitForRoom(t *testing.T) {
+	db := Folder{Path: `C:\var\lib\kubeedge`, What: "the node's database (edgecore.db)", Setting: "dataBase.dataSource"}
+	v := &volumes{free: map[string]uint64{`c:\var\lib\kubeedge`: 0}}
+	var said []Change
+	looks := 0
+	probe := func(dir string) (uint64, error) {
+		looks++
+		if looks == 4 {
+			v.set(dir, 1<<30)
+		}
+		return v.probe(dir)
+	}
+	if err := WaitForRoom(context.Background(), config.Windows, db, probe, time.Millisecond, func(c Change) { said = append(said, c) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(said) != 1 || !strings.Contains(said[0].Message(), `no space left for the node's database (edgecore.db) in C:\var\lib\kubeedge: 0 B free`) || looks != 4 {
+		t.Errorf("said %+v after %d looks", said, looks)
+	}
+
+	v.set(`C:\var\lib\kubeedge`, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	if err := WaitForRoom(ctx, config.Windows, db, v.probe, time.Millisecond, func(Change) {}); !errors.Is(err, context.Canceled) {
+		t.Errorf("stopped while waiting: %v", err)
+	}
+
+	said = nil
+	for _, p := range []Probe{func(string) (uint64, error) { return MinFree, nil }, func(string) (uint64, error) { return 0, errors.New("gone") }} {
+		if err := WaitForRoom(context.Background(), config.Windows, db, p, time.Hour, func(c Change) { said = append(said, c) }); err != nil || len(said) != 0 {
+			t.Errorf("waited: %v, said %+v", err, said)
+		}
+	}
+}

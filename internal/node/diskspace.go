@@ -23,7 +23,29 @@ func watchDiskSpace(ctx context.Context, goos string, cfg *v1alpha2.EdgeCoreConf
 		return
 	}
 	w := diskspace.NewWatcher(goos, diskspace.NodeFolders(goos, cfg, logFile), probe, time.Now)
-	go w.Run(ctx, diskspace.Interval, func(c diskspace.Change) { reportDiskSpace(c, alert) })
+	report := func(c diskspace.Change) { reportDiskSpace(c, alert) }
+	// The first look before the modules start: a node that cannot start
+	// on a full volume has said why.
+	for _, c := range w.Check() {
+		report(c)
+	}
+	go w.Run(ctx, diskspace.Interval, report)
+}
+
+// waitForDatabaseRoom holds the start while the database's volume is full
+// (diskspace.WaitForRoom): upstream ends the process when it cannot create
+// the database's tables, and a service would crash-loop until space
+// returned. The pods keep running in the runtime meanwhile. It returns
+// ctx's error if the node is stopped while it waits.
+func waitForDatabaseRoom(ctx context.Context, goos string, cfg *v1alpha2.EdgeCoreConfig, probe func(string) (uint64, error), interval time.Duration) error {
+	if probe == nil || cfg.DataBase == nil || cfg.DataBase.DataSource == "" {
+		return nil
+	}
+	f := diskspace.DatabaseFolder(goos, cfg.DataBase.DataSource)
+	err := diskspace.WaitForRoom(ctx, goos, f, probe, interval, func(c diskspace.Change) {
+		klog.ErrorS(nil, "Waiting for space before opening the node's database; the node starts by itself once there is room", "folder", c.Path, "free", c.Free, "needed", uint64(diskspace.MinFree))
+	})
+	return err
 }
 
 // reportDiskSpace logs c and hands it to alert, if any.

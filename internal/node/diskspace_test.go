@@ -2,8 +2,15 @@ package node
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+
+	"github.com/kubeedge-windows/edgecore/config"
 
 	"github.com/kubeedge-windows/edgecore/internal/diskspace"
 	"github.com/kubeedge-windows/edgecore/windows/eventlog"
@@ -41,5 +48,30 @@ func TestDiskAlertReachesTheOperatorBesidesTheLog(t *testing.T) {
 	}
 	if diskAlert(false, false, &stderr, record) != nil {
 		t.Error("a console that shows the log gets the line twice")
+	}
+}
+
+// The node does not open its database on a full volume (its tables could
+// not be made, and upstream ends the process): it waits, and a stop ends
+// the wait; with room, or a host that cannot tell, it goes on at once.
+func TestStartWaitsForRoomForTheDatabase(t *testing.T) {
+	cfg := v1alpha2.NewDefaultEdgeCoreConfig()
+	cfg.DataBase.DataSource = `D:\kubeedge\edgecore.db`
+	var asked []string
+	full := func(dir string) (uint64, error) { asked = append(asked, dir); return 4096, nil }
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := waitForDatabaseRoom(ctx, config.Windows, cfg, full, time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("full: %v", err)
+	}
+	if len(asked) < 2 || asked[0] != `D:\kubeedge` {
+		t.Errorf("looked at %q", asked)
+	}
+	room := func(string) (uint64, error) { return 1 << 30, nil }
+	if err := waitForDatabaseRoom(context.Background(), config.Windows, cfg, room, time.Hour); err != nil {
+		t.Errorf("room: %v", err)
+	}
+	if err := waitForDatabaseRoom(context.Background(), config.Windows, cfg, nil, time.Hour); err != nil {
+		t.Errorf("no probe: %v", err)
 	}
 }

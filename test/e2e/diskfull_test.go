@@ -25,7 +25,10 @@ import (
 // The node's data folder filling up (`make chaos-diskfull`, and part of
 // `make chaos`): the Linux node keeps its database, its own log, the
 // kubelet's root directory (the pods' folders) and the pods' logs on a
-// small ext4 volume of its own, which the test fills while pods run.
+// small ext4 volume of its own, which the test fills while pods run, three
+// times: space returns with the node running; the node is killed while
+// full and started once space returned; it is killed and started while
+// still full.
 //
 // What the node must do, and what the test asserts:
 //   - the pods keep running: the kubelet stops, creates or starts nothing
@@ -41,7 +44,10 @@ import (
 //     through a kill -9 while the volume is full and through the restart
 //     after space came back, and keeps every pod;
 //   - it recovers when space returns: DiskPressure=False, statuses flow,
-//     and a pod created then starts.
+//     and a pod created then starts;
+//   - started while the volume is full (a service restarted after a
+//     crash), it waits for space, saying why, instead of ending (a crash
+//     loop), and starts by itself once space returns.
 //
 // The eviction thresholds: the kubelet's defaults make nodefs.available
 // 10% a hard threshold, and at a hard threshold the kubelet evicts the
@@ -132,6 +138,32 @@ func TestChaosDiskFullLinux(t *testing.T) {
 	e.createPod(t, c, "app-4")
 	eventually(t, podBound, "pod app-4 Running after the restart", c.podRunning("app-4"))
 	dbWhole(t, db, "after the restart")
+
+	// Round 3: a crash while the volume is full and the start at once,
+	// still full, as a service manager restarts a crashed service. The
+	// node waits for space before it opens its database (upstream ends
+	// the process when it cannot make its tables: a crash loop) and says
+	// why; it starts by itself once space returns.
+	fillVolume(t, data)
+	eventually(t, 2*time.Minute, "DiskPressure=True on "+e.name+" a third time", c.diskPressure(e.name, true))
+	e.edgecore.kill()
+	nextSecond()
+	e.startWithLogFile(t, logFile)
+	eventually(t, time.Minute, "edgecore started on a full volume saying why it waits", func() (bool, error) {
+		return e.edgecore.logContains("no space left for the node's database (edgecore.db) in " + data), nil
+	})
+	time.Sleep(20 * time.Second)
+	if e.edgecore.exited() {
+		fatalf(t, "edgecore started on a full volume ended: a service would crash-loop")
+	}
+	waited := e.edgecore.started
+	freed = freeVolume(t, data)
+	startedOnFull := eventually(t, readyBound, "node Ready after space returned to a node started on a full volume", c.nodeReady(e.name, freed))
+	for pod, container := range before {
+		keptRunning(t, e.fakecri.log, pod, container, waited, "the start on a full volume")
+		c.sameContainer(t, pod, container, "the start on a full volume")
+	}
+	dbWhole(t, db, "after the start on a full volume")
 	for _, pod := range []string{"app-1", "app-2", "app-4"} {
 		if known, err := e.knowsPod(pod); err != nil || !known {
 			errorf(t, "the node's database does not hold pod %s after the disk-full rounds (%v)", pod, err)
@@ -141,8 +173,8 @@ func TestChaosDiskFullLinux(t *testing.T) {
 	wantCreated(t, e.fakecri.log, "the disk-full scenario", map[string]created{
 		"default/app-1": {1, 1}, "default/app-2": {1, 1}, "default/app-3": {1, 1}, "default/app-4": {1, 1},
 	})
-	fmt.Printf("diskfull figures (linux edge, %d MiB volume): DiskPressure=True %s after the fill (%s the second time); False %s after space returned (transition period %v); after a kill -9 while full and the restart once space returned, Ready again %s after the start\n",
-		diskFullVolume>>20, fmtDur(pressure), fmtDur(pressure2), fmtDur(cleared), diskFullTransition, fmtDur(again))
+	fmt.Printf("diskfull figures (linux edge, %d MiB volume): DiskPressure=True %s after the fill (%s the second time); False %s after space returned (transition period %v); after a kill -9 while full and the restart once space returned, Ready again %s after the start; started on the full volume, Ready %s after space returned\n",
+		diskFullVolume>>20, fmtDur(pressure), fmtDur(pressure2), fmtDur(cleared), diskFullTransition, fmtDur(again), fmtDur(startedOnFull))
 }
 
 // mountSmallVolume makes an ext4 file system of size bytes in an image
