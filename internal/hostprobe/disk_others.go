@@ -11,16 +11,6 @@ import (
 // and the disk-full scenario's node) judges its volumes by the same rules
 // as the Windows one.
 
-func freeDisk(dir string) (uint64, error) {
-	free, _, err := diskSpace(dir)
-	return free, err
-}
-
-func diskSize(dir string) (uint64, error) {
-	_, total, err := diskSpace(dir)
-	return total, err
-}
-
 // diskSpace is the space available to this user (blocks reserved for root
 // left out, as GetDiskFreeSpaceEx leaves out quotas) and the size of the
 // volume of dir.
