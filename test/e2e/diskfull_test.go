@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,9 +94,7 @@ func TestChaosDiskFullLinux(t *testing.T) {
 		fatalf(t, "edgecore ended while its data volume was full")
 	}
 	eventually(t, readyBound, "node Ready with a heartbeat sent while the volume was full", c.nodeReady(e.name, filled))
-	for pod, container := range before {
-		keptRunning(t, e.fakecri.log, pod, container, filled, "the volume filling up")
-	}
+	untouched(t, e.fakecri.log, filled, "the volume filling up", "app-1", "app-2")
 	dbWhole(t, db, "while the volume is full")
 	e.saidVolumeFull(t, logFile, data)
 
@@ -379,4 +378,28 @@ func keepOnFailure(t *testing.T, logFile string) {
 	if err := os.WriteFile(kept, data, 0o600); err == nil {
 		t.Logf("the node's log is kept in %s", kept)
 	}
+}
+
+// untouched checks, in the runtime's record since after, that the running
+// kubelet kept relisting the runtime and neither stopped, created nor
+// started anything for the pods (in namespace default).
+func untouched(t *testing.T, criLog string, after time.Time, event string, pods ...string) {
+	t.Helper()
+	relists := 0
+	for _, c := range criCalls(t, criLog, after) {
+		if c.method == "ListPodSandbox" {
+			relists++
+		}
+		if c.pod == nil || !slices.Contains(pods, strings.TrimPrefix(c.pod.pod, "default/")) {
+			continue
+		}
+		switch c.pod.call {
+		case "RunPodSandbox", "StopPodSandbox", "CreateContainer", "StartContainer", "StopContainer", "RemoveContainer", "RemovePodSandbox":
+			errorf(t, "during %s the kubelet made a %s", event, c.pod)
+		}
+	}
+	if relists == 0 {
+		errorf(t, "during %s the kubelet did not list the runtime's sandboxes once", event)
+	}
+	t.Logf("during %s the kubelet relisted the runtime %d times and left pods %v alone", event, relists, pods)
 }
