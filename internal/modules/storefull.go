@@ -39,8 +39,8 @@ func isDiskFull(err error) bool {
 // holds, and without them the cloud marks the node Ready=Unknown while it
 // runs its pods. Any other failure, and whatever the cloud sends to create,
 // change or delete, is refused as upstream refuses it. The first message
-// let through in a spell of failures, and one every interval after, is
-// logged.
+// let through is logged, then at most one every interval, with the count
+// since the line before.
 type statusGoesOn struct {
 	mu       sync.Mutex
 	now      func() time.Time
