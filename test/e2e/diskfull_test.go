@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -131,7 +132,7 @@ func TestChaosDiskFullLinux(t *testing.T) {
 	}
 	eventually(t, podBound, "the deletion of app-3 made while the volume was full confirmed by the node", func() (bool, error) {
 		_, err := c.client.CoreV1().Pods("default").Get(ctx, "app-3", metav1.GetOptions{})
-		return err != nil, err
+		return apierrors.IsNotFound(err), err
 	})
 	eventually(t, 2*time.Minute+diskFullTransition, "DiskPressure=False on "+e.name+" after the restart", c.diskPressure(e.name, false))
 	e.createPod(t, c, "app-4")
