@@ -14,7 +14,3 @@ func windowsVersion() (WindowsVersion, error) { return WindowsVersion{}, errNotW
 func containersFeature() (bool, error) { return false, errNotWindows }
 
 func elevated() (bool, error) { return false, errNotWindows }
-
-func freeDisk(string) (uint64, error) { return 0, errNotWindows }
-
-func diskSize(string) (uint64, error) { return 0, errNotWindows }

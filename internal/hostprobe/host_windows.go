@@ -58,16 +58,6 @@ func elevated() (bool, error) {
 	return windows.GetCurrentProcessToken().IsElevated(), nil
 }
 
-func freeDisk(dir string) (uint64, error) {
-	free, _, err := diskSpace(dir)
-	return free, err
-}
-
-func diskSize(dir string) (uint64, error) {
-	_, total, err := diskSpace(dir)
-	return total, err
-}
-
 // diskSpace is the space available to this user and the size of the
 // volume of dir.
 func diskSpace(dir string) (free, total uint64, err error) {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"gopkg.in/natefinch/lumberjack.v2"
@@ -127,7 +128,9 @@ func checkPath(p, example, goos string) error {
 // Open returns a writer to the log file, rotated by size. It creates the
 // directory and opens the file once up front, so that a path edgecore
 // cannot write is reported at start-up with the flag to change rather than
-// lost with the first log line. Call Validate first.
+// lost with the first log line. Lines the file refuses later (a full
+// volume) are counted, and the first line written after them says how
+// many were lost (keeper). Call Validate first.
 func Open(o Options) (io.WriteCloser, error) {
 	dir := filepath.Dir(o.File)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -140,7 +143,7 @@ func Open(o Options) (io.WriteCloser, error) {
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("--%s %s: %w", FlagFile, o.File, err)
 	}
-	return &lumberjack.Logger{
+	return newKeeper(&lumberjack.Logger{
 		Filename:   o.File,
 		MaxSize:    o.MaxSizeMB,
 		MaxBackups: o.MaxBackups,
@@ -149,7 +152,7 @@ func Open(o Options) (io.WriteCloser, error) {
 		// Rotated files are named in local time, as an operator reading
 		// them on the host expects.
 		LocalTime: true,
-	}, nil
+	}, time.Now), nil
 }
 
 // Destination is where the logs go.

@@ -47,6 +47,7 @@ func migrateDatabase(dataSource string) {
 
 // Register puts the kubelet server where only administrators reach it,
 // makes every connection to the container runtime check who serves it,
+// lets statuses reach the cloud when the database is full,
 // opens the database with the tables of the enabled modules, then
 // registers every edge module with its part of c (edgeHub with its
 // reconnection hooks, which record the connection's state in statusFile
@@ -59,6 +60,7 @@ func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent, s
 	installKubeletServer(config.KubeletServerOf(c, goos))
 	installRuntimeCheck()
 	installMetaServerListener(c, goos)
+	installStoreFailed()
 	dao.Init(c.DataBase.DataSource, c.Modules.DeviceTwin, c.Modules.EventBus, c.Modules.MetaManager, c.Modules.ServiceBus)
 	migrateDatabase(c.DataBase.DataSource)
 	devicetwin.Register(c.Modules.DeviceTwin, node)

@@ -63,7 +63,9 @@ func Main(opts Options, d *deps.Dependencies) error {
 			return err
 		}
 		opts.hubStatus = reconnect.StatusPath(d.Host.GOOS, opts.Logs.File)
+		opts.logFile = opts.Logs.File
 	}
+	opts.diskAlert = diskAlert(asService, dest == logfile.File, os.Stderr, service.WriteEvent)
 	if logPanicLog != nil {
 		logPanicLog()
 	}

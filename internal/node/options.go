@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/diskspace"
 	"github.com/kubeedge-windows/edgecore/internal/logfile"
 	"github.com/kubeedge-windows/edgecore/internal/memlimit"
 )
@@ -42,6 +43,11 @@ type Options struct {
 	// file beside it where the hub records its connection for `service
 	// status` (reconnect.StatusPath).
 	hubStatus string
+	// logFile is the log file when the logs go to one (Main), for the
+	// folders watched for space; diskAlert is where a folder filling up is
+	// said besides the log (diskAlert).
+	logFile   string
+	diskAlert func(diskspace.Change)
 }
 
 // AddFlags binds the node's own flags to o (the log flags are the Logs

@@ -22,6 +22,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
+	"github.com/kubeedge-windows/edgecore/internal/diskspace"
 	"github.com/kubeedge-windows/edgecore/internal/envcheck"
 	"github.com/kubeedge-windows/edgecore/internal/images"
 	"github.com/kubeedge-windows/edgecore/internal/memlimit"
@@ -133,6 +134,9 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 	if err := prepareFiles(cfg, d.Layout, opts.ConfigFile, exe, opts.asService, d.ACLs); err != nil {
 		return err
 	}
+	// Once its folders exist: a folder filling up is said once, with
+	// what to do, for as long as the node runs.
+	watchDiskSpace(ctx, host.GOOS, cfg, opts.logFile, d.Probes.FreeDisk, opts.diskAlert)
 	// Upstream skips the check when the metaserver is on: then a kubelet
 	// may legitimately talk to edgecore on the same host.
 	skip := opts.SkipEnvironmentCheck || os.Getenv("CHECK_EDGECORE_ENVIRONMENT") == "false" ||
@@ -177,6 +181,12 @@ func Run(ctx context.Context, opts Options, d *deps.Dependencies, w Wiring) erro
 		}
 		endpoint := ed.TailoredKubeletConfig.ContainerRuntimeEndpoint
 		importImages(ctx, images.HostImporter(d, endpoint, images.Snapshotter(host.GOOS)), images.Dirs(d.Layout, exe))
+	}
+	// Before the database is opened (Register): its tables cannot be
+	// made on a full volume.
+	if err := waitForDatabaseRoom(ctx, host.GOOS, cfg, d.Probes.FreeDisk, diskspace.Interval); err != nil {
+		klog.InfoS("Stopped while waiting for space for the node's database", "reason", err)
+		return nil
 	}
 	// Before edged is created: the kubelet's node shutdown manager
 	// registers with the service once it runs.

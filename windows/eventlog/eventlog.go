@@ -31,6 +31,7 @@ const (
 	Rollback
 	Takeover
 	Refused
+	DiskSpace
 )
 
 // Level is an event's type in the Event Viewer.
@@ -57,6 +58,7 @@ var kinds = map[Kind]struct {
 	Rollback:    {105, Warning, "rollback"},
 	Takeover:    {106, Information, "takeover"},
 	Refused:     {107, Error, "refused to start, or stopped with an error"},
+	DiskSpace:   {108, Warning, "a folder of the node full, or space back"},
 }
 
 // ID is the kind's event id.
@@ -69,7 +71,7 @@ func (k Kind) String() string { return kinds[k].name }
 
 // Kinds are every kind, by id.
 func Kinds() []Kind {
-	return []Kind{Start, Stop, Restart, PreShutdown, Upgrade, Rollback, Takeover, Refused}
+	return []Kind{Start, Stop, Restart, PreShutdown, Upgrade, Rollback, Takeover, Refused, DiskSpace}
 }
 
 // Log is an event log: the Application log under Source on Windows, a

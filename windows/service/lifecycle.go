@@ -120,6 +120,14 @@ func registeredEvents(k eventlog.Kind, msg string) {
 	}
 }
 
+// WriteEvent writes an event of kind k at level lv to the log SetEventLog
+// set, if any: for what the node says while it runs (a folder full).
+func WriteEvent(k eventlog.Kind, lv eventlog.Level, msg string) {
+	if l := eventLog.Load(); l != nil {
+		_ = eventlog.WriteAt(*l, k, lv, msg) // the log file has it too
+	}
+}
+
 // serving is set while the process answers the service manager.
 var serving atomic.Bool
 
