@@ -20,6 +20,7 @@ import (
 	"github.com/kubeedge/kubeedge/edge/pkg/edgehub"
 	"github.com/kubeedge/kubeedge/edge/pkg/edgehub/certificate"
 	"github.com/kubeedge/kubeedge/edge/pkg/edgehub/clients/wsclient"
+	"github.com/kubeedge/kubeedge/edge/pkg/edgestream"
 
 	"github.com/kubeedge-windows/edgecore/config/redact"
 	"github.com/kubeedge-windows/edgecore/internal/reconnect"
@@ -52,7 +53,8 @@ type hubOptions struct {
 // default, jittered), each round is a single attempt (the backoff is the
 // only pacing), the node's Lease is renewed as soon as the hub connects
 // (leaseKeeper), and a connection on which cloudcore no longer answers
-// websocket pings is closed (reconnect.Liveness, patches/0017). A first
+// websocket pings is closed (reconnect.Liveness, patches/0017), and so is
+// such a stream tunnel (patches/0019). A first
 // start before cloudcore answers waits for the certificates with the same
 // backoff (certWait), and the kubelet of such a node starts once the hub
 // has connected (firstConnection). The connection's state goes to the
@@ -70,6 +72,14 @@ func installHubReconnect(o hubOptions) {
 			klog.InfoS("cloudcore has not answered on the hub's connection: closing it to connect again", "silentFor", silent.Round(time.Second))
 		}
 		wsclient.Connected = func(conn *websocket.Conn) { go liveness.Watch(conn) }
+		// The stream tunnel (logs, exec, attach) is a connection of its
+		// own that goes silent the same way (patches/0019); edgeStream
+		// connects again within its 2 s tick once it is closed.
+		tunnel := reconnect.LivenessForHeartbeat(o.heartbeat)
+		tunnel.Closed = func(silent time.Duration) {
+			klog.InfoS("cloudcore has not answered on the stream tunnel: closing it to connect again", "silentFor", silent.Round(time.Second))
+		}
+		edgestream.Connected = func(conn *websocket.Conn) { go tunnel.Watch(conn) }
 		status := &hubStatus{path: o.statusFile, pid: os.Getpid(), write: writeFile, now: time.Now}
 		status.record(false, "")
 		certs := &certWait{wait: edgehub.ReconnectWait, done: beehiveContext.Done(), status: status, token: o.token, sleep: sleepOrDone}
