@@ -145,6 +145,9 @@ type chaosNode struct {
 	state   string // the fake runtime's state file
 	results *chaosResult
 	streams *chaosStreams
+	// beforeStop, when set, runs after the schedule's last fault, while
+	// the node still runs (a check of the run's own).
+	beforeStop func()
 	// forwarders stand in for cloudcore's iptables rule, by address: the
 	// node's IP and the kubelet port cloudcore gave it (another after
 	// cloudcore restarted, at times).
@@ -900,6 +903,9 @@ func (n *chaosNode) runSchedule(t *testing.T, seed int64, sched []chaosFault, ch
 		settled = true
 		t.Logf("seed %d, node %s, %s: Ready again %s after it, converged %v in %s", seed, e.name, what, fmtDur(ready), ok, fmtDur(took))
 	}
+	if n.beforeStop != nil {
+		n.beforeStop()
+	}
 	// The database once more after a clean stop.
 	e.edgecore.stop()
 	res.checked++
@@ -923,19 +929,21 @@ func TestLinuxChaosSmoke(t *testing.T) {
 	sched := chaosSchedule(seed, 4, 0, 6*time.Second)
 	sched = append(sched, chaosFault{kind: linkBlackhole, wait: time.Second, hold: 20 * time.Second, settle: true})
 	res := &chaosResult{variant: "ours", system: "Linux"}
+	// The black hole swallowed the stream tunnel too, which no read or
+	// write of its own notices: a logs -f and an exec opened after it
+	// answer once the node closed the silent tunnel and connected again
+	// (patches/0019), not when TCP gives up a quarter of an hour later.
+	n.beforeStop = func() {
+		tunnel := eventually(t, 2*time.Minute, "logs -f and exec through the node's stream tunnel after the black hole", func() (bool, error) {
+			return n.openStreams(t), nil
+		})
+		n.closeStreams()
+		t.Logf("after the black hole, logs -f and exec through the stream tunnel answered within %s", fmtDur(tunnel))
+	}
 	n.runSchedule(t, seed, sched, churn, chaosBounds{ready: readyBound, converge: 90 * time.Second}, res)
 	for _, v := range res.violations {
 		errorf(t, "seed %d (CHAOS_SEED=%d replays it): %s", seed, seed, v)
 	}
-	// The black hole swallowed the stream tunnel too, which no read or
-	// write of its own notices: a logs -f and an exec opened now answer
-	// once the node closed the silent tunnel and connected again
-	// (patches/0019), not when TCP gives up a quarter of an hour later.
-	tunnel := eventually(t, 2*time.Minute, "logs -f and exec through the node's stream tunnel after the black hole", func() (bool, error) {
-		return n.openStreams(t), nil
-	})
-	n.closeStreams()
-	t.Logf("after the black hole, logs -f and exec through the stream tunnel answered within %s", fmtDur(tunnel))
 	t.Logf("chaos smoke, seed %d: %d faults, Ready again after them %v; logs -f and exec streams ended with the killed node: %d of %d",
 		seed, len(sched), res.ready, res.streamsEnded, 2*res.streamsOpened)
 }
