@@ -232,3 +232,41 @@ func TestJoinRefusesARegistryConfigForTheHostsRuntime(t *testing.T) {
 		t.Errorf("join changed services: %v", w.Services.Calls)
 	}
 }
+
+// containerd's folders a containerd of the host made before join (so
+// judged safe, and used as found) are not join's: reset takes away the
+// runtime join installed, and leaves those folders, empty or not.
+func TestResetLeavesContainerdsFoldersJoinFound(t *testing.T) {
+	const containerdMade = "O:SYD:P(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)"
+	w := hosttest.NewWorld(t)
+	w.WithBundle()
+	w.EdgecoreIssues(true)
+	w.FS.AddDir(`C:\ProgramData`)
+	w.SDDL = map[string]string{}
+	for _, d := range []string{hosttest.CtrdData, hosttest.CtrdRoot, hosttest.CtrdState} {
+		w.FS.AddDir(d)
+		w.SDDL[d] = containerdMade
+	}
+	var out bytes.Buffer
+	if err := join.Run(context.Background(), &out, hosttest.WithL2Bridge(w.Options()), w.System()); err != nil {
+		t.Fatalf("join failed: %v\n%s", err, out.String())
+	}
+	for _, d := range []string{hosttest.CtrdData, hosttest.CtrdRoot, hosttest.CtrdState} {
+		if _, made := w.Made[d]; made {
+			t.Errorf("join made %s, which was there before it", d)
+		}
+	}
+	out.Reset()
+	if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+		t.Fatalf("reset failed: %v\n%s", err, out.String())
+	}
+	hosttest.MustContain(t, "reset output", out.String(), "remove the container runtime join installed")
+	if w.FS.Has(hosttest.CtrdExe) {
+		t.Errorf("reset left the runtime join installed:\n%s", out.String())
+	}
+	for _, d := range []string{hosttest.CtrdData, hosttest.CtrdRoot, hosttest.CtrdState} {
+		if !w.FS.Has(d) {
+			t.Errorf("reset removed %s, which join did not create:\n%s", d, out.String())
+		}
+	}
+}
