@@ -201,7 +201,8 @@ $(RUNTIME_STAMP): build/runtime.sh
 # pulls through CRI with the hosts.toml, CA and config.toml credentials
 # join writes from test/registryd, a registry of go-containerregistry
 # behind TLS from a private CA and basic authentication, built in its own
-# module (test/registryd/go.mod). Both fail (never skip) when they cannot
+# module (test/registryd/go.mod), and an ImagePrePullJob's pulls through
+# the node's runner code. Both fail (never skip) when they cannot
 # run: CI runs as root.
 CONTAINERD_LINUX := $(OUT)/containerd-linux/$(CONTAINERD_VERSION)/containerd
 $(OUT)/containerd-linux/%/containerd:

@@ -73,6 +73,32 @@ func Validate(proxy string, noProxy []string) error {
 	return errors.Join(errs...)
 }
 
+// Range is a range NO_PROXY must hold: the flag that gives it, its value
+// and what it is.
+type Range struct {
+	Flag, Value, What string
+}
+
+// ValidateRanges checks, with a proxy, that each range is given as a CIDR
+// range: NO_PROXY holds them so that traffic to pods and services never
+// goes to the proxy, and join, which runs before the node exists, cannot
+// read them from the cluster. Each error names the flag and the fix.
+func ValidateRanges(proxy string, ranges ...Range) []error {
+	if proxy == "" {
+		return nil
+	}
+	var errs []error
+	for _, r := range ranges {
+		switch v := strings.TrimSpace(r.Value); {
+		case v == "":
+			errs = append(errs, fmt.Errorf("%s is not given: with %s, NO_PROXY holds %s so that traffic to it never goes to the proxy; give %s", r.Flag, FlagProxy, r.What, r.Flag))
+		case !isCIDR(v):
+			errs = append(errs, fmt.Errorf("%s %q is not a CIDR range (NO_PROXY holds %s); give it as e.g. 10.96.0.0/12", r.Flag, r.Value, r.What))
+		}
+	}
+	return errs
+}
+
 func isCIDR(s string) bool {
 	_, _, err := net.ParseCIDR(s)
 	return err == nil

@@ -47,3 +47,22 @@ func TestValidateNamesTheFlagNotTheCredentials(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// With a proxy the cluster's ranges must be CIDR ranges; each problem
+// names its flag. Without a proxy nothing is asked.
+func TestValidateRangesNamesEachMissingOrMalformedRange(t *testing.T) {
+	pods := Range{Flag: "--cluster-cidr", What: "the cluster's pod range"}
+	svcs := Range{Flag: "--service-cidr", Value: "10.96.0.0", What: "the cluster's service range"}
+	errs := ValidateRanges("http://proxy.example:3128", pods, svcs)
+	if len(errs) != 2 || !strings.Contains(errs[0].Error(), "--cluster-cidr is not given") || !strings.Contains(errs[0].Error(), "give --cluster-cidr") ||
+		!strings.Contains(errs[1].Error(), `--service-cidr "10.96.0.0" is not a CIDR range`) {
+		t.Errorf("ValidateRanges = %v", errs)
+	}
+	if errs := ValidateRanges("", pods, svcs); errs != nil {
+		t.Errorf("without a proxy: %v", errs)
+	}
+	pods.Value, svcs.Value = "10.244.0.0/16", "10.96.0.0/12"
+	if errs := ValidateRanges("http://proxy.example:3128", pods, svcs); errs != nil {
+		t.Errorf("valid ranges: %v", errs)
+	}
+}

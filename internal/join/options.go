@@ -135,6 +135,11 @@ func (o Options) generate() (*v1alpha2.EdgeCoreConfig, []config.Rewrite, error) 
 	if err := proxyenv.Validate(o.Proxy.URL, o.Proxy.NoProxy); err != nil {
 		errs = append(errs, field.Invalid(flag(proxyenv.FlagProxy), redact.URL(o.Proxy.URL), err.Error()))
 	}
+	for _, err := range proxyenv.ValidateRanges(o.Proxy.URL,
+		proxyenv.Range{Flag: cni.FlagClusterCIDR, Value: o.Network.L2Bridge.ClusterCIDR, What: "the cluster's pod range"},
+		proxyenv.Range{Flag: cni.FlagServiceCIDR, Value: o.Network.L2Bridge.ServiceCIDR, What: "the cluster's service range"}) {
+		errs = append(errs, field.Invalid(flag(proxyenv.FlagProxy), redact.URL(o.Proxy.URL), err.Error()))
+	}
 	_, setErrs := config.ParseSettings(o.Set)
 	errs = append(errs, setErrs...)
 

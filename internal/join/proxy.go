@@ -20,20 +20,27 @@ type ProxyOptions struct {
 // AddFlags binds the proxy flags.
 func (o *ProxyOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.URL, "proxy", o.URL, "HTTP(S) proxy for the containerd and edgecore services (image pulls): http://[user:password@]host:port. "+
-		"Loopback, this node's addresses, the pod and service ranges and cloudcore bypass it")
+		"Loopback, this node's addresses, the pod and service ranges (--cluster-cidr and --service-cidr, required with it) and cloudcore bypass it")
 	fs.StringSliceVar(&o.NoProxy, "no-proxy", o.NoProxy, "Hosts, .domains and CIDR ranges that bypass --proxy, besides the defaults")
 }
 
 // proxyEnvironment is the services' environment for --proxy, nil without
-// one: NO_PROXY with this node's address, its pod range and the cluster's
-// pod and service ranges (the network flags), and cloudcore's host.
+// one: NO_PROXY with this node's addresses, its pod range and the cluster's
+// pod and service ranges (the network flags, which Validate requires with
+// --proxy), and cloudcore's host. It reads the configuration, j.cfg.
 func (j *Join) proxyEnvironment() []string {
 	p := j.o.Proxy
 	if p.URL == "" {
 		return nil
 	}
 	n := j.o.Network
+	// The node's addresses: the one the configuration gives the kubelet
+	// (--set modules.edged.nodeIP, for a node on another interface) and
+	// the one this host reaches cloudcore from.
 	var nodes []string
+	if m := j.cfg.Modules; m != nil && m.Edged != nil && m.Edged.NodeIP != "" {
+		nodes = append(nodes, m.Edged.NodeIP)
+	}
 	if j.o.Host.NodeIP != "" {
 		nodes = append(nodes, j.o.Host.NodeIP)
 	}

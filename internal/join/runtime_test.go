@@ -319,3 +319,31 @@ func TestJoinPinsNoLinuxOnlyPauseImage(t *testing.T) {
 		t.Fatalf("with the host's containerd, whose config.toml picks the sandbox image, join refused keadm's pause image: %v", err)
 	}
 }
+
+// The bundled containerd's config.toml pins the pause image the node's
+// configuration names, the default (which has a variant for every
+// supported Windows build) and one an operator sets alike, so that the
+// runtime and the kubelet never disagree on the sandbox.
+func TestJoinPinsTheNodesSandboxImageInTheBundledConfig(t *testing.T) {
+	for _, tc := range []struct{ set, want string }{
+		{"", config.WindowsSandboxImage},
+		{"modules.edged.podSandboxImage=harbor.example:5000/k8s/pause:3.10.2", "harbor.example:5000/k8s/pause:3.10.2"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			w := hosttest.NewWorld(t)
+			w.WithBundle()
+			w.EdgecoreIssues(true)
+			o := hosttest.WithL2Bridge(w.Options())
+			if tc.set != "" {
+				o.Set = []string{tc.set}
+			}
+			var out bytes.Buffer
+			if err := join.Run(context.Background(), &out, o, w.System()); err != nil {
+				t.Fatalf("join failed: %v\n%s", err, out.String())
+			}
+			hosttest.MustContain(t, "config.toml", w.FS.Content(hosttest.CtrdConfig),
+				`[plugins."io.containerd.cri.v1.images".pinned_images]`+"\n  sandbox = '"+tc.want+"'\n")
+			hosttest.MustContain(t, "edgecore.yaml", w.FS.Content(hosttest.CfgFile), "podSandboxImage: "+tc.want+"\n")
+		})
+	}
+}

@@ -182,6 +182,17 @@ configs:
 	if w.FS.Content(certs+`\mirror.example_5000_\ca.crt`) != "the private CA" || w.FS.Content(certs+`\mirror.example_5000_\client.key`) != "the client key" {
 		t.Error("the CA and client key were not copied into containerd's folder")
 	}
+	// The copies' folders are SYSTEM's and Administrators' only from
+	// their first moment: made inside containerd's folder, made with that
+	// descriptor, they inherit it (an empty descriptor at creation).
+	if w.Made[hosttest.CtrdDir] != acl.DirectorySDDL {
+		t.Errorf("%s was made with %q, want %q", hosttest.CtrdDir, w.Made[hosttest.CtrdDir], acl.DirectorySDDL)
+	}
+	for _, d := range []string{certs, certs + `\docker.io`, certs + `\mirror.example_5000_`} {
+		if sddl, made := w.Made[d]; !made || sddl != "" {
+			t.Errorf("%s: made %v with %q, want made inheriting containerd's folder's descriptor", d, made, sddl)
+		}
+	}
 	hosttest.MustContain(t, "config.toml", w.FS.Content(hosttest.CtrdConfig), `config_path = '`+certs+`'`,
 		`[plugins."io.containerd.cri.v1.images".registry.configs."mirror.example:5000".auth]`, `password = "s3cr3t-p4ss"`)
 	for _, name := range []string{"edgecore", "containerd"} {

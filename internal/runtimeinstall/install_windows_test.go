@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/kubeedge-windows/edgecore/config"
+	"github.com/kubeedge-windows/edgecore/config/registries"
 	"github.com/kubeedge-windows/edgecore/internal/deps"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
 	"github.com/kubeedge-windows/edgecore/internal/hostprobe"
@@ -56,7 +57,10 @@ const defaultEndpoint = "npipe://./pipe/containerd-containerd"
 // command line, the real containerd.exe run with exactly that command line
 // loads that config.toml, answers CRI Version and Status through its pipe
 // and writes its log file, and what reset does with the record leaves
-// nothing behind but containerd's own log.
+// nothing behind but containerd's own log. A --registry-config goes with
+// it: its hosts.toml, the CA's copy and config.toml's credentials are
+// written with Windows paths, containerd.exe boots reading them, and the
+// removal takes them back.
 func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 	if os.Getenv("EDGECORE_SERVICE_TEST") != "1" {
 		t.Skip("installs the containerd service: set EDGECORE_SERVICE_TEST=1 in an elevated prompt (or under Wine) to run it")
@@ -89,8 +93,26 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 	d := deps.ForHost(host, "", nil)
 	d.Services = services{}
 	h := runtimeinstall.OSHost(d)
+	// join --registry-config's file: a mirror of docker.io behind a
+	// private CA, with credentials.
+	siteCA := filepath.Join(tmp, "site-ca.pem")
+	if err := os.WriteFile(siteCA, []byte("the site's CA\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const regPassword = "s3cret-registry-pass"
+	regs, err := registries.Parse([]byte(fmt.Sprintf(`mirrors:
+  docker.io:
+    endpoint: ["https://harbor.example:5000"]
+configs:
+  "harbor.example:5000":
+    auth: {username: edge, password: %s}
+    tls: {ca_file: '%s'}
+`, regPassword, siteCA)), config.Windows)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := runtimeinstall.Options{Layout: l, ReleaseDir: release, Choice: runtimeinstall.ChoiceBundled, Endpoint: defaultEndpoint,
-		SandboxImage: config.WindowsSandboxImage, Timeout: 30 * time.Second,
+		SandboxImage: config.WindowsSandboxImage, Timeout: 30 * time.Second, Registries: regs,
 		Versions: runtimeinstall.BundleVersions(h, config.Windows, release)}
 	ctx := context.Background()
 	in, err := runtimeinstall.Decide(ctx, o, h)
@@ -142,6 +164,23 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("not installed: %v", err)
 		}
+	}
+	// The registry configuration with Windows paths and folder names (no
+	// colon): hosts.toml per registry, the CA copied beside it, the
+	// credentials in config.toml only, and no password in the output.
+	certs := runtimeinstall.RegistryDir(l)
+	if data, err := os.ReadFile(filepath.Join(certs, "docker.io", "hosts.toml")); err != nil || !strings.Contains(string(data), `[host."https://harbor.example:5000"]`) {
+		t.Errorf("docker.io's hosts.toml: %v\n%s", err, data)
+	}
+	if data, err := os.ReadFile(filepath.Join(certs, "harbor.example_5000_", "ca.crt")); err != nil || string(data) != "the site's CA\n" {
+		t.Errorf("the CA's copy: %q %v", data, err)
+	}
+	if data, err := os.ReadFile(l.ContainerdConfigFile); err != nil || !strings.Contains(string(data), "config_path = '"+certs+"'") ||
+		!strings.Contains(string(data), regPassword) {
+		t.Errorf("config.toml names no registry folder or credentials (%v):\n%s", err, data)
+	}
+	if strings.Contains(out.String(), regPassword) {
+		t.Errorf("the installation's output shows the registry password:\n%s", out.String())
 	}
 
 	if err := st[1].Do(ctx, &out); err != nil {
@@ -223,7 +262,10 @@ func TestBundledContainerdInstallsAndAnswersCRI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("containerd's log file: %v", err)
 	}
-	for _, want := range []string{"containerd successfully booted", "io.containerd.grpc.v1.cri"} {
+	// "configs is deprecated": containerd read config.toml's registry
+	// credentials (the table is deprecated upstream, read by 2.3 and 2.4)
+	// and booted with its config_path.
+	for _, want := range []string{"containerd successfully booted", "io.containerd.grpc.v1.cri", "`configs` is deprecated"} {
 		if !strings.Contains(string(log), want) {
 			t.Errorf("containerd's log file %s lacks %q:\n%s", logFile, want, log)
 		}

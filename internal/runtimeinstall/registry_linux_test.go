@@ -27,10 +27,13 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/kubeedge/kubeedge/pkg/image"
+
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/config/containerd"
 	"github.com/kubeedge-windows/edgecore/config/registries"
 	"github.com/kubeedge-windows/edgecore/internal/images/imagetest"
+	"github.com/kubeedge-windows/edgecore/internal/prepull"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
 )
 
@@ -64,7 +67,8 @@ func TestRealContainerdRegistry(t *testing.T) {
 	}
 	caFile, certFile, keyFile := writeRegistryPKI(t, operator)
 	const user, password = "edge-robot", `s3cret "pass" \ word`
-	reg := startRegistryd(t, regd, certFile, keyFile, caFile, user, password, "edge/tiny:1,mirrored/edge/tiny:1")
+	reg := startRegistryd(t, regd, certFile, keyFile, caFile, user, password,
+		"edge/tiny:1,mirrored/edge/tiny:1,edge/prepull:1,mirrored/edge/prepull:1,edge/secret:1")
 	_, port, _ := net.SplitHostPort(reg.Addr)
 	alias := "localhost:" + port // the same server, configured without credentials
 
@@ -210,6 +214,45 @@ configs:
 	// From the registry by its own name, with its CA and credentials.
 	direct := reg.Addr + "/edge/tiny:1"
 	pulled(direct)
+
+	// An ImagePrePullJob's pulls take the same way: upstream's image
+	// runtime over CRI, as the node's runner builds it
+	// (internal/modules), driven by the runner's own code. Without a
+	// pull secret for the registry containerd answers the registry's
+	// challenge with config.toml's credentials, through the mirror and
+	// directly; a job's pull secret for the registry is what is sent
+	// instead, so a wrong one fails, without its password in the
+	// image's status. The images are new to containerd: the runtime
+	// pulls only what it lacks.
+	rt, err := image.NewImageRuntime("unix://"+sock, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobImages := []string{"registry.example.test/edge/prepull:1", reg.Addr + "/edge/prepull:1"}
+	statuses, all := prepull.Pull(ctx, rt, prepull.Job{Images: jobImages})
+	if !all {
+		t.Errorf("the pre-pull without a pull secret: %+v", statuses)
+	}
+	for _, ref := range jobImages {
+		if st, err := images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: ref}}); err != nil || st.Image == nil || st.Image.Id != reg.Config {
+			t.Errorf("after the pre-pull, %s: %+v %v", ref, st, err)
+		}
+	}
+	const wrong = "not-the-password"
+	secret := fmt.Sprintf(`{"auths": {%q: {"username": %q, "password": %q}}}`, reg.Addr, user, wrong)
+	ring, err := prepull.NewKeyring([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses, all = prepull.Pull(ctx, rt, prepull.Job{Images: []string{reg.Addr + "/edge/secret:1"}, Keyring: ring})
+	switch {
+	case all || len(statuses) != 1:
+		t.Errorf("the pre-pull with a wrong pull secret succeeded: %+v (config.toml's credentials were used instead)", statuses)
+	case strings.Contains(statuses[0].Reason, wrong):
+		t.Errorf("the image's status shows the secret's password: %s", statuses[0].Reason)
+	default:
+		t.Logf("with a wrong pull secret: %s", statuses[0].Reason)
+	}
 
 	// The same server by another name, with the CA and no credentials:
 	// refused by the registry, not by TLS.

@@ -87,6 +87,9 @@ type serviceReport struct {
 	// NodeUpThen is set when the node was still running at the last.
 	PodsStopped int
 	NodeUpThen  bool
+	// Proxy is HTTPS_PROXY as the service's process has it: join --proxy's
+	// environment, given by the service manager.
+	Proxy string
 }
 
 func TestMain(m *testing.M) {
@@ -97,7 +100,7 @@ func TestMain(m *testing.M) {
 }
 
 func runTestService(mode, name, reportFile string) int {
-	rep := serviceReport{Args: os.Args[1:]}
+	rep := serviceReport{Args: os.Args[1:], Proxy: os.Getenv("HTTPS_PROXY")}
 	rep.IsService, _ = IsWindowsService()
 	write := func() {
 		b, _ := json.Marshal(rep)
@@ -164,6 +167,9 @@ func TestServiceLifecycle(t *testing.T) {
 	c.RestartDelays = []time.Duration{time.Hour}
 	// A service every Windows (and Wine) has stands in for containerd.
 	c.RuntimeService = "RpcSs"
+	// join --proxy's environment, in the service key's Environment value.
+	const proxy = "http://edge:pr0xy@proxy.example:3128"
+	c.Environment = []string{"HTTP_PROXY=" + proxy, "HTTPS_PROXY=" + proxy, "NO_PROXY=localhost,127.0.0.1,::1,10.244.0.0/16,10.96.0.0/12"}
 
 	warnings, err := Install(c)
 	if err != nil {
@@ -190,6 +196,9 @@ func TestServiceLifecycle(t *testing.T) {
 	if st.CommandLine != wantLine {
 		t.Errorf("installed command line %s, want %s", st.CommandLine, wantLine)
 	}
+	if !reflect.DeepEqual(st.Environment, c.Environment) {
+		t.Errorf("after install the service's environment is %q, want %q", st.Environment, c.Environment)
+	}
 	if deps := dependencies(t, st); !reflect.DeepEqual(deps, []string{"RpcSs"}) {
 		t.Errorf("after install the service depends on %q (%s), want RpcSs", deps, st)
 	}
@@ -198,6 +207,8 @@ func TestServiceLifecycle(t *testing.T) {
 	// The rest of the lifecycle, a subtest beside the recovery actions'
 	// read-back (which Wine cannot show), so that the summary counts what
 	// ran.
+	var started bool
+	var startedProxy string // HTTPS_PROXY in the started service's process
 	t.Run("command line, start, stop, pre-shutdown request and uninstall", func(t *testing.T) {
 		// SetCommandLine changes the command line and nothing else, and
 		// flushes the service's registry key (RegFlushKey) before it returns.
@@ -206,6 +217,11 @@ func TestServiceLifecycle(t *testing.T) {
 		}
 		if st := query(t, name); st.CommandLine != wantLine+" --moved" || st.StartType != StartManual {
 			t.Errorf("after SetCommandLine: %s, command line %s", st, st.CommandLine)
+		}
+		// An upgrade and a rollback change the command line only: join's
+		// proxy environment is carried over.
+		if st := query(t, name); !reflect.DeepEqual(st.Environment, c.Environment) {
+			t.Errorf("after SetCommandLine the service's environment is %q, want %q", st.Environment, c.Environment)
 		}
 		if err := SetCommandLine(name, wantLine); err != nil {
 			t.Fatal(err)
@@ -228,6 +244,7 @@ func TestServiceLifecycle(t *testing.T) {
 		if !rep.Serving {
 			t.Error("Serving is false in the running service: the kubelet's node shutdown manager would not start")
 		}
+		started, startedProxy = true, rep.Proxy
 		if st.PreShutdownTimeout != c.PreShutdownTimeout || !strings.Contains(st.String(), "a host shutdown waits up to 70s") {
 			t.Errorf("Query reports a pre-shutdown time-out of %v (%s), want %v", st.PreShutdownTimeout, st, c.PreShutdownTimeout)
 		}
@@ -281,11 +298,30 @@ func TestServiceLifecycle(t *testing.T) {
 		if st := query(t, name); st.Installed || st.String() != "not installed" {
 			t.Errorf("after uninstall: %s", st)
 		}
+		// The environment lived in the service's key, which is gone
+		// with it: reset removes join's proxy with the services.
+		if env := queryEnvironment(name); env != nil {
+			t.Errorf("after uninstall the service key still has an environment: %q", env)
+		}
 		if err := Uninstall(name, StopWaitTimeout); !errors.Is(err, ErrNotInstalled) {
 			t.Errorf("second Uninstall = %v, want ErrNotInstalled", err)
 		}
 		if err := Start(name, StartTimeout); !errors.Is(err, ErrNotInstalled) {
 			t.Errorf("Start of a removed service = %v, want ErrNotInstalled", err)
+		}
+	})
+	// The service manager gives the service's process the Environment
+	// value: join --proxy reaches edgecore and containerd this way.
+	t.Run("the started process has the service's environment", func(t *testing.T) {
+		switch {
+		case !started:
+			t.Skip("the service did not start (see above)")
+		case startedProxy == proxy:
+		case isWine():
+			t.Skipf("Wine's service manager starts a service without its key's Environment value (the process had HTTPS_PROXY=%q); "+
+				"Windows' gives it, and the value written and kept across SetCommandLine is checked above", startedProxy)
+		default:
+			t.Errorf("the service's process has HTTPS_PROXY=%q, want the Environment value's %q", startedProxy, proxy)
 		}
 	})
 }
