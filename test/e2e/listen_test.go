@@ -239,3 +239,45 @@ func kubeletPipeDACL(t *testing.T, e *edge) {
 	}
 	fmt.Printf("e2e (windows edge): the kubelet server's pipe %s reads back DACL %s\n", pipe, got)
 }
+
+// portHolders names every process with a UDP socket bound to port, or a
+// TCP socket listening on it, on any address, as "udp addr by pid name":
+// what a failed bind of the node's DNS responder was up against.
+func portHolders(port uint16) []string {
+	owners := map[string][]string{} // socket inode -> "pid name"
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if _, err := strconv.Atoi(p.Name()); err != nil {
+			continue
+		}
+		fdDir := filepath.Join("/proc", p.Name(), "fd")
+		fds, _ := os.ReadDir(fdDir)
+		for _, fd := range fds {
+			target, _ := os.Readlink(filepath.Join(fdDir, fd.Name()))
+			if inode, ok := strings.CutPrefix(target, "socket:["); ok {
+				comm, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "comm"))
+				owners[strings.TrimSuffix(inode, "]")] = append(owners[strings.TrimSuffix(inode, "]")], p.Name()+" "+strings.TrimSpace(string(comm)))
+			}
+		}
+	}
+	var out []string
+	for _, proto := range []string{"udp", "udp6", "tcp", "tcp6"} {
+		data, _ := os.ReadFile("/proc/net/" + proto)
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || strings.HasPrefix(proto, "tcp") && f[3] != "0A" {
+				continue
+			}
+			addr, err := procAddr(f[1])
+			if err != nil || netip.MustParseAddrPort(addr).Port() != port {
+				continue
+			}
+			who := owners[f[9]]
+			if len(who) == 0 {
+				who = []string{"(no process)"}
+			}
+			out = append(out, fmt.Sprintf("%s %s by %s", proto, addr, strings.Join(who, ", ")))
+		}
+	}
+	return out
+}

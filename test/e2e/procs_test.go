@@ -84,6 +84,26 @@ func (p *proc) stop() {
 	}
 }
 
+// interrupt ends the component as Ctrl+C in its console does: SIGINT,
+// which Wine turns into the console's CTRL_C_EVENT for a Windows program.
+// It reports whether the component ended by itself within bound; if not,
+// stop ends it.
+func (p *proc) interrupt(bound time.Duration) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+	}
+	p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(bound):
+		p.stop()
+		return false
+	}
+}
+
 // kill ends the component the way a crash does: SIGKILL to its group,
 // with no chance to clean up.
 func (p *proc) kill() {

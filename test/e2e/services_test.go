@@ -126,12 +126,24 @@ func TestWindowsServices(t *testing.T) {
 	if got, err := resolve(dns, name, false); got != vip {
 		errorf(t, "during the cloud outage the node answered %s with %q (%v)", name, got, err)
 	}
-	e.edgecore.stop()
+	// Stopped as Ctrl+C stops it, not killed: Wine's server may keep a
+	// killed Wine process's UDP socket, and with it the responder's port,
+	// for minutes (seen one restart in three; the port then belongs to
+	// wineserver alone), which Windows never does. A crash's recovery is
+	// measured by bench-recovery and make chaos.
+	if !e.edgecore.interrupt(30*time.Second) || !e.edgecore.logContains("edgecore stopped") {
+		errorf(t, "edgecore did not end through its stop path within 30 s of Ctrl+C")
+	}
+	if held := portHolders(53); len(held) > 0 {
+		errorf(t, "port 53 is still bound after the node ended: %v", held)
+	}
 	e.startEdgecore(t)
 	restarted := e.edgecore.started
 	answered := eventually(t, podBound, "the restarted node answers "+name+" without the cloud", func() (bool, error) {
 		got, err := resolve(dns, name, false)
-		return got == vip, fmt.Errorf("%q, %v", got, err)
+		// Who holds the port, should the new process not bind it
+		// (Wine kept the killed process's socket once: windows/udpsock).
+		return got == vip, fmt.Errorf("%q, %v; port 53 bound by %v", got, err, portHolders(53))
 	})
 	eventually(t, podBound, "the restarted node programs the load balancer without the cloud", func() (bool, error) {
 		return e.edgecore.logContains(fmt.Sprintf("TCP %s:80->8080 endpoints=[%s(remote) %s(remote)]", vip, peerPod, peerPod2)), nil

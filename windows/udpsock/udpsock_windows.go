@@ -40,6 +40,12 @@ func Listen(addr netip.AddrPort) (net.PacketConn, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
+	// Not inherited by a child process, as Go's own sockets are not: a
+	// child must not keep the node's port after the node ends.
+	if err := windows.SetHandleInformation(fd, windows.HANDLE_FLAG_INHERIT, 0); err != nil {
+		windows.Closesocket(fd)
+		return nil, os.NewSyscallError("sethandleinformation", err)
+	}
 	var ret uint32
 	flag := uint32(0)
 	_ = windows.WSAIoctl(fd, windows.SIO_UDP_CONNRESET, (*byte)(unsafe.Pointer(&flag)), uint32(unsafe.Sizeof(flag)), nil, 0, &ret, nil, 0)
