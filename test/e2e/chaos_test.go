@@ -895,6 +895,8 @@ func (n *chaosNode) runSchedule(t *testing.T, seed int64, sched []chaosFault, ch
 			res.statuses += len(v.statuses)
 			res.messagesLost += len(v.messagesLost)
 			res.violations = append(res.violations, fmt.Sprintf("%s: not converged within %v: %s", what, bound, strings.Join(v.all(), "; ")))
+			// Said at once too: a long run's summary comes hours later.
+			t.Logf("seed %d, node %s, %s: not converged: %s", seed, e.name, what, strings.Join(v.all(), "; "))
 		}
 		if e.edgecore.exited() {
 			res.violations = append(res.violations, fmt.Sprintf("%s: the node's process ended by itself (see %s)", what, e.edgecore.log))
