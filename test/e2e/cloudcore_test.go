@@ -22,11 +22,21 @@ import (
 )
 
 // Fixed ports, as an operator's cloudcore has them; everything listens on
-// loopback only.
-const (
-	hubPort  = 10000
-	certPort = 10002
+// loopback only. E2E_PORT_OFFSET moves cloudcore's four ports (these and
+// cloudStream's) by that much, so that a second loopback cloud can run
+// beside the first (make chaos's Linux and Wine parts at once).
+var (
+	hubPort  = 10000 + portOffset
+	certPort = 10002 + portOffset
 )
+
+var portOffset = func() int {
+	n, err := strconv.Atoi(os.Getenv("E2E_PORT_OFFSET"))
+	if err != nil || n < 0 || n > 50000 {
+		return 0
+	}
+	return n
+}()
 
 // startCloudcore writes cloudcore's configuration from its own
 // --defaultconfig output, changed only where a loopback test cluster needs
@@ -47,8 +57,8 @@ func (c *cluster) startCloudcore(t *testing.T) {
 	hub := cfg.Modules.CloudHub
 	hub.AdvertiseAddress = []string{"127.0.0.1"}
 	hub.DNSNames = []string{"localhost"}
-	hub.WebSocket.Address, hub.WebSocket.Port = "127.0.0.1", hubPort
-	hub.HTTPS.Address, hub.HTTPS.Port = "127.0.0.1", certPort
+	hub.WebSocket.Address, hub.WebSocket.Port = "127.0.0.1", uint32(hubPort)
+	hub.HTTPS.Address, hub.HTTPS.Port = "127.0.0.1", uint32(certPort)
 	hub.Quic.Enable = false
 	hub.UnixSocket.Enable = false
 	for _, p := range []*string{&hub.TLSCAFile, &hub.TLSCAKeyFile, &hub.TLSCertFile, &hub.TLSPrivateKeyFile} {
@@ -68,7 +78,7 @@ func (c *cluster) startCloudcore(t *testing.T) {
 	cs.TLSTunnelCAFile = filepath.Join(c.dir, "cloudcore", "tunnel-ca.crt")
 	cs.TLSTunnelCertFile = filepath.Join(c.dir, "cloudcore", "tunnel.crt")
 	cs.TLSTunnelPrivateKeyFile = filepath.Join(c.dir, "cloudcore", "tunnel.key")
-	cs.TunnelPort, cs.StreamPort = tunnelPort, streamPort
+	cs.TunnelPort, cs.StreamPort = uint32(tunnelPort), uint32(streamPort)
 	cs.TLSStreamCAFile = c.pki.caCert
 	cs.TLSStreamCertFile, cs.TLSStreamPrivateKeyFile = c.pki.issue(t, "cloudstream", pkix.Name{CommonName: "cloudstream"},
 		[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})

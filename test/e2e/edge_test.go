@@ -146,7 +146,7 @@ func newNamedEdge(t *testing.T, c *cluster, goos, name string) *edge {
 
 	e.cfgPath = filepath.Join(e.dir, "edgecore.yaml")
 	e.cfgArg = e.path(e.cfgPath)
-	bin, args = e.command(e.bin, "config", "-e", "127.0.0.1:10000", "-s", "10002", "-t", c.token(t),
+	bin, args = e.command(e.bin, "config", "-e", "127.0.0.1:"+strconv.Itoa(hubPort), "-s", strconv.Itoa(certPort), "-t", c.token(t),
 		"-i", e.name, "-p", criEndpoint, "-o", e.cfgArg)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), e.env...)

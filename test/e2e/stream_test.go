@@ -32,11 +32,12 @@ import (
 // advertises another kubelet port in the node's status (one it negotiates
 // per cloudcore, 10351 and up), and its iptables manager sends the API
 // server's connections to <node IP>:<that port> to the stream port.
-const (
-	streamPort  = 10003
-	tunnelPort  = 10004
-	kubeletPort = 10350
+var (
+	streamPort = 10003 + portOffset
+	tunnelPort = 10004 + portOffset
 )
+
+const kubeletPort = 10350
 
 // forwarder stands in for cloudcore's iptables rule: connections to the
 // node's IP on the kubelet port go to cloudStream's stream port. edged
