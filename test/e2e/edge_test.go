@@ -186,6 +186,13 @@ func (e *edge) adjustConfig(t *testing.T) {
 	// certificates where edgehub puts them.
 	st := cfg.Modules.EdgeStream
 	st.TLSTunnelCAFile, st.TLSTunnelCertFile, st.TLSTunnelPrivateKeyFile = hub.TLSCAFile, hub.TLSCertFile, hub.TLSPrivateKeyFile
+	// A second loopback cloud beside the first (E2E_PORT_OFFSET) gives its
+	// nodes another address of this host: each cloudcore hands the first
+	// node that connects kubelet port 10351, and the stand-in for
+	// cloudcore's iptables rule listens on <node IP>:<that port>.
+	if ip := os.Getenv("E2E_NODE_IP"); ip != "" {
+		ed.NodeIP = ip
+	}
 	e.nodeIP = ed.NodeIP
 	if e.os == "windows" {
 		// Wine has no HNS, which the Windows kubelet asks for each pod's
