@@ -424,16 +424,8 @@ func (c *cluster) fleetUpgrade(t *testing.T, client kubeedgeclient.Interface, na
 	if _, err := client.OperationsV1alpha2().NodeUpgradeJobs().Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
 		fatalf(t, "create NodeUpgradeJob %s: %v", name, err)
 	}
-	var last opsv1.NodeUpgradeJobStatus
-	untilJobEnds(t, "NodeUpgradeJob", name, len(nodes), func() ([]opsv1.NodeTaskPhase, opsv1.JobPhase, any, error) {
-		got, err := client.OperationsV1alpha2().NodeUpgradeJobs().Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return nil, "", nil, err
-		}
-		last = got.Status
-		return upgradePhases(last.NodeStatus), last.Phase, last, nil
-	})
-	return last
+	return untilJobEnds(t, "NodeUpgradeJob", name, len(nodes), client.OperationsV1alpha2().NodeUpgradeJobs().Get,
+		func(j *opsv1.NodeUpgradeJob) opsv1.NodeUpgradeJobStatus { return j.Status })
 }
 
 func (c *cluster) fleetConfigUpdate(t *testing.T, client kubeedgeclient.Interface, name string, nodes []string,
@@ -448,20 +440,8 @@ func (c *cluster) fleetConfigUpdate(t *testing.T, client kubeedgeclient.Interfac
 	if _, err := client.OperationsV1alpha2().ConfigUpdateJobs().Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
 		fatalf(t, "create ConfigUpdateJob %s: %v", name, err)
 	}
-	var last opsv1.ConfigUpdateJobStatus
-	untilJobEnds(t, "ConfigUpdateJob", name, len(nodes), func() ([]opsv1.NodeTaskPhase, opsv1.JobPhase, any, error) {
-		got, err := client.OperationsV1alpha2().ConfigUpdateJobs().Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return nil, "", nil, err
-		}
-		last = got.Status
-		var phases []opsv1.NodeTaskPhase
-		for _, s := range last.NodeStatus {
-			phases = append(phases, s.Phase)
-		}
-		return phases, last.Phase, last, nil
-	})
-	return last
+	return untilJobEnds(t, "ConfigUpdateJob", name, len(nodes), client.OperationsV1alpha2().ConfigUpdateJobs().Get,
+		func(j *opsv1.ConfigUpdateJob) opsv1.ConfigUpdateJobStatus { return j.Status })
 }
 
 func (c *cluster) fleetPrePull(t *testing.T, client kubeedgeclient.Interface, name string, nodes []string, concurrency int32) opsv1.ImagePrePullJobStatus {
@@ -475,46 +455,58 @@ func (c *cluster) fleetPrePull(t *testing.T, client kubeedgeclient.Interface, na
 	if _, err := client.OperationsV1alpha2().ImagePrePullJobs().Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
 		fatalf(t, "create ImagePrePullJob %s: %v", name, err)
 	}
-	var last opsv1.ImagePrePullJobStatus
-	untilJobEnds(t, "ImagePrePullJob", name, len(nodes), func() ([]opsv1.NodeTaskPhase, opsv1.JobPhase, any, error) {
-		got, err := client.OperationsV1alpha2().ImagePrePullJobs().Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return nil, "", nil, err
-		}
-		last = got.Status
-		var phases []opsv1.NodeTaskPhase
-		for _, s := range last.NodeStatus {
-			phases = append(phases, s.Phase)
-		}
-		return phases, last.Phase, last, nil
-	})
-	return last
+	return untilJobEnds(t, "ImagePrePullJob", name, len(nodes), client.OperationsV1alpha2().ImagePrePullJobs().Get,
+		func(j *opsv1.ImagePrePullJob) opsv1.ImagePrePullJobStatus { return j.Status })
 }
 
-// untilJobEnds polls a job's status until each of its n node tasks has
-// ended and the job's phase is Completed or Failure.
-func untilJobEnds(t *testing.T, kind, name string, n int, get func() (nodes []opsv1.NodeTaskPhase, job opsv1.JobPhase, status any, err error)) {
+// untilJobEnds polls a job through get until each of its n node tasks has
+// ended and the job's phase is Completed or Failure, and returns the job's
+// last status as status takes it out of the job.
+func untilJobEnds[J, S any](t *testing.T, kind, name string, n int,
+	get func(context.Context, string, metav1.GetOptions) (J, error), status func(J) S) S {
 	t.Helper()
-	var last any
+	var last S
 	if !poll(fleetJobBound, func() (bool, error) {
-		nodes, job, status, err := get()
+		got, err := get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		last = status
+		last = status(got)
+		job, nodes, err := jobPhases(last)
+		if err != nil {
+			return false, err
+		}
 		return len(nodes) == n && allEnded(nodes) && (job == opsv1.JobPhaseCompleted || job == opsv1.JobPhaseFailure), nil
 	}) {
 		fatalf(t, "%s %s did not end within %s; status %s", kind, name, fleetJobBound, jsonOf(last))
 	}
 	t.Logf("%s %s ended:\n%s", kind, name, indent(jsonOf(last)))
+	return last
 }
 
-func upgradePhases(ss []opsv1.NodeUpgradeJobNodeTaskStatus) []opsv1.NodeTaskPhase {
-	var out []opsv1.NodeTaskPhase
-	for _, s := range ss {
-		out = append(out, s.Phase)
+// jobPhases reads a job's phase and its node tasks' phases from its status
+// by the JSON shape the three kinds' statuses share (phase,
+// nodeStatus[].phase), so one wait serves NodeUpgradeJob, ConfigUpdateJob
+// and ImagePrePullJob, whose node task types differ.
+func jobPhases(status any) (opsv1.JobPhase, []opsv1.NodeTaskPhase, error) {
+	data, err := json.Marshal(status)
+	if err != nil {
+		return "", nil, err
 	}
-	return out
+	var s struct {
+		Phase      opsv1.JobPhase `json:"phase"`
+		NodeStatus []struct {
+			Phase opsv1.NodeTaskPhase `json:"phase"`
+		} `json:"nodeStatus"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return "", nil, err
+	}
+	var nodes []opsv1.NodeTaskPhase
+	for _, ns := range s.NodeStatus {
+		nodes = append(nodes, ns.Phase)
+	}
+	return s.Phase, nodes, nil
 }
 
 func allEnded(phases []opsv1.NodeTaskPhase) bool {
