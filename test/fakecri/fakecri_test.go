@@ -78,6 +78,55 @@ func sandboxConfig(name, logDir string) *runtimeapi.PodSandboxConfig {
 	}
 }
 
+// testPod is a sandbox of pod namespace/web, as the kubelet runs it, and
+// the pause image it pulled for the pod's containers.
+type testPod struct {
+	rs    internalapi.RuntimeService
+	id    string
+	cfg   *runtimeapi.PodSandboxConfig
+	image string
+}
+
+// runPod runs the sandbox of pod namespace/web, its logs in a folder of
+// the test's, and pulls pause for its containers.
+func runPod(t *testing.T, rs internalapi.RuntimeService, is internalapi.ImageManagerService, namespace string) testPod {
+	t.Helper()
+	ctx := context.Background()
+	cfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
+	cfg.Metadata.Namespace = namespace
+	id, err := rs.RunPodSandbox(ctx, cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testPod{rs: rs, id: id, cfg: cfg, image: ref}
+}
+
+// start creates the container name in the pod, running command (the
+// image's own without one) and labelled as the kubelet labels every
+// container, starts it and returns its ID.
+func (p testPod) start(t *testing.T, name string, command ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	id, err := p.rs.CreateContainer(ctx, p.id, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: name},
+		Image:    &runtimeapi.ImageSpec{Image: p.image},
+		Command:  command,
+		Labels: map[string]string{"io.kubernetes.pod.name": p.cfg.Metadata.Name,
+			"io.kubernetes.pod.namespace": p.cfg.Metadata.Namespace, "io.kubernetes.container.name": name},
+	}, p.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.rs.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 func TestRuntimeIsReadyAndNamesItself(t *testing.T) {
 	rs, _ := kubeletClients(t, Options{})
 	ctx := context.Background()
@@ -428,28 +477,7 @@ func TestActionsRecordStopsAndExecs(t *testing.T) {
 		got = append(got, a.String())
 	}})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
-	sbCfg.Metadata.Namespace = "shop"
-	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cid, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
-		Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
-		Image:    &runtimeapi.ImageSpec{Image: ref},
-		// As the kubelet labels every container.
-		Labels: map[string]string{"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "shop", "io.kubernetes.container.name": "app"},
-	}, sbCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rs.StartContainer(ctx, cid); err != nil {
-		t.Fatal(err)
-	}
+	cid := runPod(t, rs, is, "shop").start(t, "app")
 	if _, _, err := rs.ExecSync(ctx, cid, []string{CmdEcho, "bye"}, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -484,27 +512,8 @@ func TestPodCallsNameThePod(t *testing.T) {
 		got = append(got, c.String())
 	}})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
-	sbCfg.Metadata.Namespace = "shop"
-	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cid, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
-		Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
-		Image:    &runtimeapi.ImageSpec{Image: ref},
-		Labels:   map[string]string{"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "shop", "io.kubernetes.container.name": "app"},
-	}, sbCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rs.StartContainer(ctx, cid); err != nil {
-		t.Fatal(err)
-	}
+	pod := runPod(t, rs, is, "shop")
+	id, cid := pod.id, pod.start(t, "app")
 	if _, err := rs.PodSandboxStatus(ctx, id, false); err != nil {
 		t.Fatal(err)
 	}
@@ -544,15 +553,7 @@ func TestPodCallsNameThePod(t *testing.T) {
 func TestOnStopSetsTheExitCodeOfAStop(t *testing.T) {
 	rs, is := kubeletClients(t, Options{})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
-	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pod := runPod(t, rs, is, "default")
 	for _, tc := range []struct {
 		command    []string
 		wantCode   int32
@@ -561,17 +562,7 @@ func TestOnStopSetsTheExitCodeOfAStop(t *testing.T) {
 		{[]string{CmdOnStop, "143"}, 143, "Error"},
 		{[]string{CmdEcho, "hi"}, 0, "Completed"},
 	} {
-		cid, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
-			Metadata: &runtimeapi.ContainerMetadata{Name: tc.command[0]},
-			Image:    &runtimeapi.ImageSpec{Image: ref},
-			Command:  tc.command,
-		}, sbCfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rs.StartContainer(ctx, cid); err != nil {
-			t.Fatal(err)
-		}
+		cid := pod.start(t, tc.command[0], tc.command...)
 		if err := rs.StopContainer(ctx, cid, 10); err != nil {
 			t.Fatal(err)
 		}
@@ -616,15 +607,7 @@ func TestStopWaitsForTheContainerUpToItsGracePeriod(t *testing.T) {
 		got = append(got, a.String())
 	}})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
-	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pod := runPod(t, rs, is, "default")
 	for _, tc := range []struct {
 		name       string
 		takes      string
@@ -636,18 +619,7 @@ func TestStopWaitsForTheContainerUpToItsGracePeriod(t *testing.T) {
 		{"exits within its grace", "2s", 10, 1, "Exited pod=default/web container=exits within its grace code=1 after=2s", 2 * time.Second, 8 * time.Second},
 		{"killed at the end of its grace", "30s", 1, ExitKilled, "Killed pod=default/web container=killed at the end of its grace code=137 after=1s", time.Second, 8 * time.Second},
 	} {
-		cid, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
-			Metadata: &runtimeapi.ContainerMetadata{Name: tc.name},
-			Image:    &runtimeapi.ImageSpec{Image: ref},
-			Command:  []string{CmdOnStop, "1", tc.takes},
-			Labels:   map[string]string{"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "default"},
-		}, sbCfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rs.StartContainer(ctx, cid); err != nil {
-			t.Fatal(err)
-		}
+		cid := pod.start(t, tc.name, CmdOnStop, "1", tc.takes)
 		mu.Lock()
 		got = nil
 		mu.Unlock()

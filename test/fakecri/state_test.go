@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
 	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
@@ -16,26 +14,8 @@ func TestStateFileFollowsTheRuntime(t *testing.T) {
 	path := filepath.Join(testdir.New(t, "fakecri-"), "state.json")
 	rs, is := kubeletClients(t, Options{StateFile: path})
 	ctx := context.Background()
-	sbCfg := sandboxConfig("web", testdir.New(t, "fakecri-"))
-	id, err := rs.RunPodSandbox(ctx, sbCfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cid, err := rs.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
-		Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
-		Image:    &runtimeapi.ImageSpec{Image: ref},
-		Labels:   map[string]string{"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "default"},
-	}, sbCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rs.StartContainer(ctx, cid); err != nil {
-		t.Fatal(err)
-	}
+	pod := runPod(t, rs, is, "default")
+	id, cid := pod.id, pod.start(t, "app")
 	want := func(sandbox, container string, containers int) {
 		t.Helper()
 		st, err := ReadState(path)
