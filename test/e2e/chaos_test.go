@@ -635,57 +635,18 @@ func (n *chaosNode) converge(bound time.Duration) (time.Duration, verdict, bool)
 	}
 }
 
-// readyAgain waits, up to bound, until the node is Ready with a heartbeat
-// sent since from, the end of the fault that struck at struck, and returns
-// how long after from that was. A node whose Ready condition went away
-// (Unknown, after the node lifecycle controller's grace period) needs a
-// status the kubelet sent since from: Ready with a heartbeat since then,
-// seen in a write to the node that is not the first one looked at or after
-// its Lease was renewed since from (a status of the process before,
-// handled late, gets cloudcore's own heartbeat: see timeReady). A node
-// whose condition stayed True through the fault (a short one) has no new
-// status to send: the kubelet writes an unchanged status only every
-// nodeStatusReportFrequency (5 min), and its heartbeat is the Lease, renewed
-// since from.
+// readyAgain waits, up to bound after from, until the node is Ready with a
+// heartbeat sent since from, the end of the fault that struck at struck
+// (untilReady: a node whose condition stayed True through a short fault
+// is back once its Lease is renewed since from), and returns how long
+// after from that was.
 func (n *chaosNode) readyAgain(struck, from time.Time, bound time.Duration) (time.Duration, error) {
-	ctx := context.Background()
-	name := n.e.name
-	lastVersion, writes, renewed := "", 0, false
-	var err error
-	for time.Since(from) < bound {
-		if n.e.edgecore.exited() {
-			return 0, fmt.Errorf("not Ready: the node's process ended by itself (its log: %s)", n.e.edgecore.log)
-		}
-		if !renewed {
-			l, lerr := n.c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
-			renewed = lerr == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(from)
-		}
-		node, gerr := n.c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if gerr == nil {
-			if cond, cerr := readyConditionOf(node); cerr == nil && cond.Status == corev1.ConditionTrue &&
-				cond.LastTransitionTime.Time.Before(struck.Truncate(time.Second)) {
-				if renewed {
-					return time.Since(from), nil
-				}
-				err = fmt.Errorf("Ready throughout, the Lease not renewed since %s", from.Format("15:04:05.000"))
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-		}
-		if gerr != nil {
-			err = gerr
-		} else if node.ResourceVersion != lastVersion {
-			writes++
-			lastVersion = node.ResourceVersion
-			ok, rerr := readyAfter(node, from)
-			if ok && (writes > 1 || renewed) {
-				return time.Since(from), nil
-			}
-			if err = rerr; ok {
-				err = fmt.Errorf("Ready with a heartbeat since then in the first write seen, and the Lease not renewed since")
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
+	ready, _, _, err := n.c.untilReady(n.e.name, readyWait{from: from, until: from.Add(bound), struck: struck, ended: n.e.edgecore.exited})
+	switch {
+	case err == nil:
+		return ready, nil
+	case n.e.edgecore.exited():
+		return 0, fmt.Errorf("not Ready: the node's process ended by itself (its log: %s)", n.e.edgecore.log)
 	}
 	return 0, fmt.Errorf("not Ready with a heartbeat since %s within %v: %v", from.Format("15:04:05.000"), bound, err)
 }

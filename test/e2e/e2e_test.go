@@ -258,14 +258,56 @@ func (c *cluster) readyAgain(t *testing.T, name string, from, connectable time.T
 	return took
 }
 
-// timeReady polls the cloud every 50 ms, for up to readyBound, until the
-// node is Ready with a heartbeat sent since from (readyAfter) in a write to
-// the node that is not the first one it saw, unless the node's Lease had
-// been renewed since from by then, and returns how long after from that
-// was first seen, how long after from its Lease was first renewed (by its
-// renewTime, polled up to reconnectBound more if not by then; 0 if not at
-// all), and each Ready condition seen on the way (status and heartbeat,
-// and when it was seen): how the node got there.
+// timeReady waits, for up to readyBound, until the node is Ready with a
+// heartbeat of the process started at from (untilReady), and returns how
+// long after from that was first seen, how long after from its Lease was
+// first renewed (polled up to reconnectBound more if not by then; 0 if
+// not at all), and each Ready condition seen on the way: how the node got
+// there. It is the check of every scenario after an event that replaced
+// the edgecore process (a crash, a restart, an upgrade, a rollback, a
+// configuration applied), from the new process's start: nodeReady with
+// that start alone can be met by the old process's status.
+func (c *cluster) timeReady(t *testing.T, name string, from time.Time) (ready, lease time.Duration, seen []string) {
+	t.Helper()
+	ready, lease, seen, err := c.untilReady(name, readyWait{from: from, until: time.Now().Add(readyBound)})
+	if err != nil {
+		fatalf(t, "node %s not Ready with a heartbeat of its new process (started %s) within %v: %v; seen %s", name, from.Format(time.TimeOnly), readyBound, err, strings.Join(seen, ", "))
+	}
+	for end := time.Now().Add(reconnectBound); lease == 0 && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		lease = c.leaseRenewed(name, from)
+	}
+	return ready, lease, seen
+}
+
+// readyWait is what untilReady waits for.
+type readyWait struct {
+	// from: the node's heartbeat must have been sent since then (the
+	// start of the process that brings it back, or the end of a fault).
+	from time.Time
+	// until: when the wait gives up.
+	until time.Time
+	// struck, when not zero, is when a fault began: a node whose Ready
+	// condition stayed True since before then (a fault shorter than the
+	// node lifecycle controller's grace period) has no new status to
+	// send, since the kubelet writes an unchanged status only every
+	// nodeStatusReportFrequency (5 min); its heartbeat is the Lease,
+	// renewed since from.
+	struck time.Time
+	// ended, when not nil, tells that the node will not get there (its
+	// process ended by itself): the wait stops.
+	ended func() bool
+}
+
+// untilReady is the one rule of "Ready again with a heartbeat after from":
+// it polls the cloud every 50 ms until the node is Ready with a heartbeat
+// sent since from (readyAfter) in a write to the node that is not the
+// first one it saw, unless the node's Lease had been renewed since from by
+// then (or, with w.struck, the node stayed Ready through the fault and its
+// Lease was renewed since from). It returns how long after from that was
+// first seen, how long after from the Lease was renewed by then (0 if
+// not), and each Ready condition seen on the way (status and heartbeat,
+// and when it was seen); or, when w.until passed or w.ended said so, why
+// the node was not Ready as far as seen.
 //
 // The first write seen does not count alone because a heartbeat does not
 // say which process sent it: cloudcore stamps a heartbeat of its own (its
@@ -273,52 +315,62 @@ func (c *cluster) readyAgain(t *testing.T, name string, from, connectable time.T
 // so a status of the process a crash ended that cloudcore handled late
 // reads as sent after from. A renewal since from is the new process's
 // (edgecore renews the Lease the moment its hub connects; the reference's
-// kubelet on its own period, which is why it is not required). It is the
-// check of every scenario after an event that replaced the edgecore
-// process (a crash, a restart, an upgrade, a rollback, a configuration
-// applied), from the new process's start: nodeReady with that start alone
-// can be met by the old process's status.
-func (c *cluster) timeReady(t *testing.T, name string, from time.Time) (ready, lease time.Duration, seen []string) {
-	t.Helper()
+// kubelet on its own period, which is why it is not required).
+func (c *cluster) untilReady(name string, w readyWait) (ready, lease time.Duration, seen []string, err error) {
 	ctx := context.Background()
-	renewed := func() {
-		l, err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
-		if err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(from) {
-			lease = l.Spec.RenewTime.Sub(from)
-		}
-	}
 	last, lastVersion, writes := "", "", 0
-	var err error
-	for end := time.Now().Add(readyBound); time.Now().Before(end); {
+	err = fmt.Errorf("not looked at before %s", w.until.Format("15:04:05.000"))
+	for ; time.Now().Before(w.until); time.Sleep(50 * time.Millisecond) {
+		if w.ended != nil && w.ended() {
+			break
+		}
 		if lease == 0 {
-			renewed()
+			lease = c.leaseRenewed(name, w.from)
 		}
-		var n *corev1.Node
-		n, err = c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err == nil && n.ResourceVersion != lastVersion {
-			writes++
-			lastVersion = n.ResourceVersion
-			if cond, cerr := readyConditionOf(n); cerr == nil {
-				if now := fmt.Sprintf("%s (heartbeat %s)", cond.Status, cond.LastHeartbeatTime.Format(time.TimeOnly)); now != last {
-					seen = append(seen, fmt.Sprintf("%s at %s", now, fmtDur(time.Since(from))))
-					last = now
+		n, gerr := c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if gerr != nil {
+			err = gerr
+			continue
+		}
+		if !w.struck.IsZero() {
+			if cond, cerr := readyConditionOf(n); cerr == nil && cond.Status == corev1.ConditionTrue &&
+				cond.LastTransitionTime.Time.Before(w.struck.Truncate(time.Second)) {
+				if lease != 0 {
+					return time.Since(w.from), lease, seen, nil
 				}
-			}
-			var ok bool
-			if ok, err = readyAfter(n, from); ok && (writes > 1 || lease != 0) {
-				ready = time.Since(from)
-				for end := time.Now().Add(reconnectBound); lease == 0 && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-					renewed()
-				}
-				return ready, lease, seen
-			} else if ok {
-				err = fmt.Errorf("Ready with a heartbeat since %s already when first seen, and the Lease not renewed since then", from.Format("15:04:05.000"))
+				err = fmt.Errorf("Ready throughout, the Lease not renewed since %s", w.from.Format("15:04:05.000"))
+				continue
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		if n.ResourceVersion == lastVersion {
+			continue
+		}
+		writes++
+		lastVersion = n.ResourceVersion
+		if cond, cerr := readyConditionOf(n); cerr == nil {
+			if now := fmt.Sprintf("%s (heartbeat %s)", cond.Status, cond.LastHeartbeatTime.Format(time.TimeOnly)); now != last {
+				seen = append(seen, fmt.Sprintf("%s at %s", now, fmtDur(time.Since(w.from))))
+				last = now
+			}
+		}
+		var ok bool
+		if ok, err = readyAfter(n, w.from); ok && (writes > 1 || lease != 0) {
+			return time.Since(w.from), lease, seen, nil
+		} else if ok {
+			err = fmt.Errorf("Ready with a heartbeat since %s already when first seen, and the Lease not renewed since then", w.from.Format("15:04:05.000"))
+		}
 	}
-	fatalf(t, "node %s not Ready with a heartbeat of its new process (started %s) within %v: %v; seen %s", name, from.Format(time.TimeOnly), readyBound, err, strings.Join(seen, ", "))
-	return 0, 0, nil
+	return 0, lease, seen, err
+}
+
+// leaseRenewed is how long after from the node's Lease was last renewed,
+// or 0 when it was not renewed since from.
+func (c *cluster) leaseRenewed(name string, from time.Time) time.Duration {
+	l, err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(context.Background(), name, metav1.GetOptions{})
+	if err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(from) {
+		return l.Spec.RenewTime.Sub(from)
+	}
+	return 0
 }
 
 // wentUnknown waits until the node lifecycle controller has marked the node
