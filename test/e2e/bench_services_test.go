@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -189,10 +188,9 @@ func servicesSettled(e *edge, vips map[string]string) (bool, error) {
 // servicesTable renders the medians of the Services part.
 func servicesTable(samples map[bool][]svcSample, runs int, window time.Duration) string {
 	var b strings.Builder
-	host, _ := os.Hostname()
-	fmt.Fprintf(&b, "\nServices at the node, %s, %s (%s, %d CPUs): edgecore-hnsrec.exe under Wine (the proxier programs a recording HNS), "+
+	fmt.Fprintf(&b, "\nServices at the node, %s: edgecore-hnsrec.exe under Wine (the proxier programs a recording HNS), "+
 		"%d Services with %d endpoints in the cloud, median of %d runs each, run alternately\n\n",
-		time.Now().Format("2006-01-02"), host, cpuModel(), runtime.NumCPU(), benchServiceCount, benchServiceCount*benchEndpointsPer, runs)
+		machine(), benchServiceCount, benchServiceCount*benchEndpointsPer, runs)
 	b.WriteString("| figure | Services off | Services on | on − off |\n|---|---|---|---|\n")
 	row := func(label, unit string, onOnly bool, get func(svcSample) float64) {
 		med := func(on bool) float64 {

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -439,9 +438,8 @@ func median(xs []float64) float64 {
 // each of the others.
 func benchTable(vs []variant, linux, windows map[string][]sample, runs int, window time.Duration) string {
 	var b strings.Builder
-	host, _ := os.Hostname()
-	fmt.Fprintf(&b, "\nNode benchmark, %s, %s (%s, %d CPUs), median of %d runs each, run alternately\n\n",
-		time.Now().Format("2006-01-02"), host, cpuModel(), runtime.NumCPU(), runs)
+	fmt.Fprintf(&b, "\nNode benchmark, %s, median of %d runs each, run alternately\n\n",
+		machine(), runs)
 	head, rule := "| figure |", "|---|"
 	for _, v := range vs {
 		head += " " + v.name + " |"

@@ -13,7 +13,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -119,9 +118,8 @@ func recoveryRun(t *testing.T, c *cluster, goos string, v variant, i int) recove
 // under a line with the date and the machine.
 func recoveryTable(vs []variant, samples map[string]map[string][]recoverySample, runs int) string {
 	var b strings.Builder
-	host, _ := os.Hostname()
-	fmt.Fprintf(&b, "\nRecovery benchmark, %s, %s (%s, %d CPUs), %d runs each, run alternately; node lifecycle controller grace period %v\n\n",
-		time.Now().Format("2006-01-02"), host, cpuModel(), runtime.NumCPU(), runs, nodeGrace)
+	fmt.Fprintf(&b, "\nRecovery benchmark, %s, %d runs each, run alternately; node lifecycle controller grace period %v\n\n",
+		machine(), runs, nodeGrace)
 	head, rule := "| figure |", "|---|"
 	for _, v := range vs {
 		head += fmt.Sprintf(" %s median | %s max |", v.name, v.name)

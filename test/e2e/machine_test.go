@@ -3,9 +3,12 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // memory is the peak and the current resident set of a process, and the
@@ -31,6 +34,14 @@ func memory(pid int) (hwm, rss, file float64) {
 		}
 	}
 	return hwm, rss, file
+}
+
+// machine names the day and the machine a measurement's table was made
+// on, as each table's heading line gives them: "2006-01-02, host (CPU
+// model, N CPUs)".
+func machine() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s, %s (%s, %d CPUs)", time.Now().Format("2006-01-02"), host, cpuModel(), runtime.NumCPU())
 }
 
 // cpuModel is the processor's name as /proc/cpuinfo gives it.
