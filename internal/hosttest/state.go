@@ -71,64 +71,55 @@ func (a State) Diff(b State, c Compare) []string {
 	}
 	var out []string
 	if !c.FilesOnly {
-		for p := range a.Dirs {
-			if !b.Dirs[p] {
-				out = append(out, "gone: "+p)
-			}
-		}
-		for p := range b.Dirs {
-			if !a.Dirs[p] {
-				out = append(out, "new: "+p)
-			}
-		}
+		out = append(out, keyChanges(a.Dirs, b.Dirs, "gone: ", "new: ")...)
 	}
+	out = append(out, keyChanges(a.Files, b.Files, "gone: ", "new: ")...)
 	for p, c := range a.Files {
-		if d, ok := b.Files[p]; !ok {
-			out = append(out, "gone: "+p)
-		} else if d != c && !skip[p] {
+		if d, ok := b.Files[p]; ok && d != c && !skip[p] {
 			out = append(out, "changed: "+p+" ("+firstDiff(c, d)+")")
 		}
 	}
-	for p := range b.Files {
-		if _, ok := a.Files[p]; !ok {
-			out = append(out, "new: "+p)
-		}
-	}
-	for n, c := range a.Services {
-		if b.Services[n] != c {
-			out = append(out, fmt.Sprintf("service %s: %q, then %q", n, c, b.Services[n]))
-		}
-	}
-	for n, c := range b.Services {
-		if _, ok := a.Services[n]; !ok {
-			out = append(out, fmt.Sprintf("service %s: new, %q", n, c))
-		}
-	}
-	if c.FilesOnly {
-		sort.Strings(out)
-		return out
-	}
-	for d := range a.ACL {
-		if !b.ACL[d] {
-			out = append(out, "no longer restricted: "+d)
-		}
-	}
-	for d := range b.ACL {
-		if !a.ACL[d] {
-			out = append(out, "restricted: "+d)
-		}
-	}
-	for n, c := range a.HNS {
-		if b.HNS[n] != c {
-			out = append(out, fmt.Sprintf("HNS %s: %q, then %q", n, c, b.HNS[n]))
-		}
-	}
-	for n, c := range b.HNS {
-		if _, ok := a.HNS[n]; !ok {
-			out = append(out, fmt.Sprintf("HNS %s: new, %q", n, c))
-		}
+	out = append(out, valueChanges("service", a.Services, b.Services)...)
+	if !c.FilesOnly {
+		out = append(out, keyChanges(a.ACL, b.ACL, "no longer restricted: ", "restricted: ")...)
+		out = append(out, valueChanges("HNS", a.HNS, b.HNS)...)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// keyChanges lists each key of a that b does not have as gone+key, and
+// each key b added as added+key.
+func keyChanges[V any](a, b map[string]V, gone, added string) []string {
+	var out []string
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			out = append(out, gone+k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, added+k)
+		}
+	}
+	return out
+}
+
+// valueChanges lists, as what's, each key whose value b changed or took
+// away (`what key: "before", then "after"`) and each key b added (`what
+// key: new, "value"`).
+func valueChanges(what string, a, b map[string]string) []string {
+	var out []string
+	for k, v := range a {
+		if b[k] != v {
+			out = append(out, fmt.Sprintf("%s %s: %q, then %q", what, k, v, b[k]))
+		}
+	}
+	for k, v := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, fmt.Sprintf("%s %s: new, %q", what, k, v))
+		}
+	}
 	return out
 }
 
