@@ -554,6 +554,51 @@ func flowOf(af []opsv1.NodeUpgradeJobActionStatus) string {
 	return strings.Join(flow, " ")
 }
 
+// eachNodeTask judges each of the nodes with its task in a job's status,
+// found by the task's node name, and fails the test for a node the job
+// has no task of.
+func eachNodeTask[T any](t *testing.T, kind string, tasks []T, nodeName func(T) string, nodes []*fleetNode, judge func(*fleetNode, T)) {
+	t.Helper()
+	byName := map[string]T{}
+	for _, s := range tasks {
+		byName[nodeName(s)] = s
+	}
+	for _, n := range nodes {
+		s, ok := byName[n.name]
+		if !ok {
+			errorf(t, "%s: no status for node %s", kind, n.name)
+			continue
+		}
+		judge(n, s)
+	}
+}
+
+// taskFailed holds for a node task that counts against the job's
+// failureTolerate: Failure, or Unknown (timed out).
+func taskFailed(p opsv1.NodeTaskPhase) bool {
+	return p == opsv1.NodeTaskPhaseFailure || p == opsv1.NodeTaskPhaseUnknown
+}
+
+// wantJobPhase checks a job's phase against upstream's rule
+// (expectedJobPhase) for failed of total node tasks.
+func wantJobPhase(t *testing.T, kind string, phase opsv1.JobPhase, reason string, failed, total int, tolerate string) {
+	t.Helper()
+	if want := expectedJobPhase(failed, total, tolerate); phase != want {
+		errorf(t, "%s: phase %s (%s); upstream's controller makes it %s for %d failed of %d with failureTolerate %s",
+			kind, phase, reason, want, failed, total, tolerate)
+	}
+}
+
+// dumpLogs prints the edgecore and upgrade logs of a node that runs as a
+// Windows service under Wine (n.j), whose task was not what it should be;
+// for the other nodes it prints nothing.
+func (n *fleetNode) dumpLogs() {
+	if n.j != nil {
+		n.j.dumpLog()
+		n.j.dumpUpgradeLog()
+	}
+}
+
 // judgeUpgrade checks each node's task against what the node is: a good
 // Windows node upgraded, a bad one rolled back (both Successful), a Linux
 // build refused at Check because it does not run as the Windows service;
@@ -561,18 +606,9 @@ func flowOf(af []opsv1.NodeUpgradeJobActionStatus) string {
 // outcome.
 func judgeUpgrade(t *testing.T, st opsv1.NodeUpgradeJobStatus, nodes []*fleetNode, version, tolerate string) map[string]string {
 	t.Helper()
-	byName := map[string]opsv1.NodeUpgradeJobNodeTaskStatus{}
-	for _, s := range st.NodeStatus {
-		byName[s.NodeName] = s
-	}
 	out := map[string]string{}
 	failed := 0
-	for _, n := range nodes {
-		s, ok := byName[n.name]
-		if !ok {
-			errorf(t, "NodeUpgradeJob: no status for node %s", n.name)
-			continue
-		}
+	eachNodeTask(t, "NodeUpgradeJob", st.NodeStatus, func(s opsv1.NodeUpgradeJobNodeTaskStatus) string { return s.NodeName }, nodes, func(n *fleetNode, s opsv1.NodeUpgradeJobNodeTaskStatus) {
 		flow := flowOf(s.ActionFlow)
 		var want, outcome string
 		wantPhase := opsv1.NodeTaskPhaseSuccessful
@@ -584,17 +620,14 @@ func judgeUpgrade(t *testing.T, st opsv1.NodeUpgradeJobStatus, nodes []*fleetNod
 		default:
 			want, outcome = "Check=True WaitingConfirmation=True BackUp=True Upgrade=True", outUpgraded
 		}
-		if s.Phase == opsv1.NodeTaskPhaseFailure || s.Phase == opsv1.NodeTaskPhaseUnknown {
+		if taskFailed(s.Phase) {
 			failed++
 		}
 		if flow != want || s.Phase != wantPhase {
 			errorf(t, "NodeUpgradeJob: node %s (%s, bad release %v): phase %s, actions %q; want %s, %q\n%s",
 				n.name, n.kind, n.bad, s.Phase, flow, wantPhase, want, jsonOf(s))
-			if n.j != nil {
-				n.j.dumpLog()
-				n.j.dumpUpgradeLog()
-			}
-			continue
+			n.dumpLogs()
+			return
 		}
 		switch outcome {
 		case outRefused:
@@ -607,11 +640,8 @@ func judgeUpgrade(t *testing.T, st opsv1.NodeUpgradeJobStatus, nodes []*fleetNod
 			}
 		}
 		out[n.name] = outcome
-	}
-	if want := expectedJobPhase(failed, len(nodes), tolerate); st.Phase != want {
-		errorf(t, "NodeUpgradeJob: phase %s (%s); upstream's controller makes it %s for %d failed of %d with failureTolerate %s",
-			st.Phase, st.Reason, want, failed, len(nodes), tolerate)
-	}
+	})
+	wantJobPhase(t, "NodeUpgradeJob", st.Phase, st.Reason, failed, len(nodes), tolerate)
 	return out
 }
 
@@ -675,23 +705,14 @@ func (n *fleetNode) notHalfUpgraded(t *testing.T, c *cluster, outcome, baseKE, g
 // at Check with the file as it was; and the job's phase.
 func judgeConfigUpdate(t *testing.T, c *cluster, st opsv1.ConfigUpdateJobStatus, nodes []*fleetNode, tolerate string) map[string]string {
 	t.Helper()
-	byName := map[string]opsv1.ConfigUpdateJobNodeTaskStatus{}
-	for _, s := range st.NodeStatus {
-		byName[s.NodeName] = s
-	}
 	out := map[string]string{}
 	failed := 0
-	for _, n := range nodes {
-		s, ok := byName[n.name]
-		if !ok {
-			errorf(t, "ConfigUpdateJob: no status for node %s", n.name)
-			continue
-		}
+	eachNodeTask(t, "ConfigUpdateJob", st.NodeStatus, func(s opsv1.ConfigUpdateJobNodeTaskStatus) string { return s.NodeName }, nodes, func(n *fleetNode, s opsv1.ConfigUpdateJobNodeTaskStatus) {
 		var flow []string
 		for _, a := range s.ActionFlow {
 			flow = append(flow, string(a.Action)+"="+string(a.Status))
 		}
-		if s.Phase == opsv1.NodeTaskPhaseFailure || s.Phase == opsv1.NodeTaskPhaseUnknown {
+		if taskFailed(s.Phase) {
 			failed++
 		}
 		want, wantPhase, outcome, pods := "Check=True BackUp=True Update=True", opsv1.NodeTaskPhaseSuccessful, outApplied, "42"
@@ -700,11 +721,8 @@ func judgeConfigUpdate(t *testing.T, c *cluster, st opsv1.ConfigUpdateJobStatus,
 		}
 		if strings.Join(flow, " ") != want || s.Phase != wantPhase {
 			errorf(t, "ConfigUpdateJob: node %s (%s): phase %s, actions %v; want %s, %s\n%s", n.name, n.kind, s.Phase, flow, wantPhase, want, jsonOf(s))
-			if n.j != nil {
-				n.j.dumpLog()
-				n.j.dumpUpgradeLog()
-			}
-			continue
+			n.dumpLogs()
+			return
 		}
 		text := readOrFail(t, n.cfgFile())
 		if outcome == outRefused {
@@ -730,11 +748,8 @@ func judgeConfigUpdate(t *testing.T, c *cluster, st opsv1.ConfigUpdateJobStatus,
 			return readyAfter(nd, time.Time{})
 		})
 		out[n.name] = outcome
-	}
-	if want := expectedJobPhase(failed, len(nodes), tolerate); st.Phase != want {
-		errorf(t, "ConfigUpdateJob: phase %s (%s); upstream's controller makes it %s for %d failed of %d with failureTolerate %s",
-			st.Phase, st.Reason, want, failed, len(nodes), tolerate)
-	}
+	})
+	wantJobPhase(t, "ConfigUpdateJob", st.Phase, st.Reason, failed, len(nodes), tolerate)
 	return out
 }
 
@@ -742,25 +757,16 @@ func judgeConfigUpdate(t *testing.T, c *cluster, st opsv1.ConfigUpdateJobStatus,
 func judgePrePull(t *testing.T, st opsv1.ImagePrePullJobStatus, nodes []*fleetNode, wantPulled bool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	byName := map[string]opsv1.ImagePrePullNodeTaskStatus{}
-	for _, s := range st.NodeStatus {
-		byName[s.NodeName] = s
-	}
-	for _, n := range nodes {
-		s, ok := byName[n.name]
-		if !ok {
-			errorf(t, "ImagePrePullJob: no status for node %s", n.name)
-			continue
-		}
+	eachNodeTask(t, "ImagePrePullJob", st.NodeStatus, func(s opsv1.ImagePrePullNodeTaskStatus) string { return s.NodeName }, nodes, func(n *fleetNode, s opsv1.ImagePrePullNodeTaskStatus) {
 		if s.Phase != opsv1.NodeTaskPhaseSuccessful {
 			if wantPulled {
 				errorf(t, "ImagePrePullJob: node %s (%s): phase %s\n%s", n.name, n.kind, s.Phase, jsonOf(s))
 			}
 			out[n.name] = string(s.Phase)
-			continue
+			return
 		}
 		out[n.name] = outPulled
-	}
+	})
 	if wantPulled && st.Phase != opsv1.JobPhaseCompleted {
 		errorf(t, "ImagePrePullJob: phase %s (%s), want Completed", st.Phase, st.Reason)
 	}
