@@ -28,8 +28,9 @@ import (
 
 const pause = "registry.k8s.io/pause:3.9"
 
-// serve starts a Server on endpoint and stops it when the test ends.
-func serve(t *testing.T, endpoint string, opts Options) *Server {
+// serve starts a Server on endpoint, stops it when the test ends and
+// returns the address it listens on.
+func serve(t *testing.T, endpoint string, opts Options) string {
 	t.Helper()
 	s, err := New(opts)
 	if err != nil {
@@ -42,7 +43,20 @@ func serve(t *testing.T, endpoint string, opts Options) *Server {
 	done := make(chan struct{})
 	go func() { s.Serve(l); close(done) }()
 	t.Cleanup(func() { s.Stop(); <-done })
-	return s
+	return l.Addr().String()
+}
+
+// tcpClient serves opts on a loopback TCP port until the test ends and
+// connects a plain gRPC client to it, as a test or a tool outside the
+// kubelet would connect.
+func tcpClient(t *testing.T, opts Options) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(serve(t, "tcp://127.0.0.1:0", opts), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
 
 // pipes numbers the named pipes of the tests on Windows.
@@ -384,21 +398,7 @@ func TestPodCIDRRunsOut(t *testing.T) {
 // Over TCP with a plain gRPC client, as a test or a tool outside the
 // kubelet would connect.
 func TestServesTCP(t *testing.T) {
-	s, err := New(Options{Images: []string{pause}, ImageSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Listen("tcp://127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(l)
-	defer s.Stop()
-	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := tcpClient(t, Options{Images: []string{pause}, ImageSize: 1 << 20})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	v, err := runtimeapi.NewRuntimeServiceClient(conn).Version(ctx, &runtimeapi.VersionRequest{})
@@ -417,25 +417,11 @@ func TestServesTCP(t *testing.T) {
 
 func TestCallLog(t *testing.T) {
 	calls := make(chan string, 10)
-	s, err := New(Options{CallLog: func(method string, err error) {
+	conn := tcpClient(t, Options{CallLog: func(method string, err error) {
 		if err == nil {
 			calls <- method
 		}
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Listen("tcp://127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(l)
-	defer s.Stop()
-	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	if _, err := runtimeapi.NewImageServiceClient(conn).ImageFsInfo(context.Background(), &runtimeapi.ImageFsInfoRequest{}); err != nil {
 		t.Fatal(err)
 	}
