@@ -59,6 +59,40 @@ func tcpClient(t *testing.T, opts Options) *grpc.ClientConn {
 	return conn
 }
 
+// told keeps what the runtime tells a test through Options.Actions or
+// Options.PodCalls, one line a call, as the runtime's goroutines add them.
+type told struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// record is an Options.Actions or Options.PodCalls that keeps each call
+// in to.
+func record[T fmt.Stringer](to *told) func(T) {
+	return func(v T) {
+		to.mu.Lock()
+		defer to.mu.Unlock()
+		to.lines = append(to.lines, v.String())
+	}
+}
+
+// reset forgets what was told so far.
+func (to *told) reset() {
+	to.mu.Lock()
+	defer to.mu.Unlock()
+	to.lines = nil
+}
+
+// want fails the test, naming what was told, unless it is want, in order.
+func (to *told) want(t *testing.T, what string, want ...string) {
+	t.Helper()
+	to.mu.Lock()
+	defer to.mu.Unlock()
+	if got, want := strings.Join(to.lines, "\n"), strings.Join(want, "\n"); got != want {
+		t.Errorf("%s\n%s\nwant\n%s", what, got, want)
+	}
+}
+
 // pipes numbers the named pipes of the tests on Windows.
 var pipes atomic.Int64
 
@@ -455,13 +489,8 @@ func TestListenRefusesOtherEndpoints(t *testing.T) {
 // and what ran in it first: the kubelet runs a preStop exec hook with
 // ExecSync, then stops the container with what is left of the grace.
 func TestActionsRecordStopsAndExecs(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	rs, is := kubeletClients(t, Options{Actions: func(a Action) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, a.String())
-	}})
+	var got told
+	rs, is := kubeletClients(t, Options{Actions: record[Action](&got)})
 	ctx := context.Background()
 	cid := runPod(t, rs, is, "shop").start(t, "app")
 	if _, _, err := rs.ExecSync(ctx, cid, []string{CmdEcho, "bye"}, 20*time.Second); err != nil {
@@ -474,29 +503,18 @@ func TestActionsRecordStopsAndExecs(t *testing.T) {
 	if err := rs.StopContainer(ctx, cid, 18); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		`PullImage image=` + pause + ` user=`,
+	got.want(t, "actions",
+		`PullImage image=`+pause+` user=`,
 		`ExecSync pod=shop/web container=app timeout=20s command="echo bye"`,
-		`StopContainer pod=shop/web container=app timeout=18s`,
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("actions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+		`StopContainer pod=shop/web container=app timeout=18s`)
 }
 
 // A test reads back which pod each sandbox and container call was about,
 // and the IDs the runtime gave them; calls that failed, and calls on
 // nothing of a pod, are not told.
 func TestPodCallsNameThePod(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	rs, is := kubeletClients(t, Options{PodCalls: func(c PodCall) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, c.String())
-	}})
+	var got told
+	rs, is := kubeletClients(t, Options{PodCalls: record[PodCall](&got)})
 	ctx := context.Background()
 	pod := runPod(t, rs, is, "shop")
 	id, cid := pod.id, pod.start(t, "app")
@@ -518,20 +536,14 @@ func TestPodCallsNameThePod(t *testing.T) {
 	if err := rs.StopPodSandbox(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		"RunPodSandbox pod=shop/web sandbox=" + id,
-		"CreateContainer pod=shop/web container=app id=" + cid,
-		"StartContainer pod=shop/web container=app id=" + cid,
-		"PodSandboxStatus pod=shop/web sandbox=" + id,
-		"ContainerStatus pod=shop/web container=app id=" + cid,
-		"StopContainer pod=shop/web container=app id=" + cid,
-		"StopPodSandbox pod=shop/web sandbox=" + id,
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("pod calls\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	got.want(t, "pod calls",
+		"RunPodSandbox pod=shop/web sandbox="+id,
+		"CreateContainer pod=shop/web container=app id="+cid,
+		"StartContainer pod=shop/web container=app id="+cid,
+		"PodSandboxStatus pod=shop/web sandbox="+id,
+		"ContainerStatus pod=shop/web container=app id="+cid,
+		"StopContainer pod=shop/web container=app id="+cid,
+		"StopPodSandbox pod=shop/web sandbox="+id)
 }
 
 // A container whose command is `onstop N` ends with N when the runtime
@@ -585,13 +597,8 @@ func TestFailPullsFailsOnlyThoseImages(t *testing.T) {
 // the grace period allows it, and ends with its own code; a grace period
 // that ends sooner kills it. Either way the actions say how it ended.
 func TestStopWaitsForTheContainerUpToItsGracePeriod(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	rs, is := kubeletClients(t, Options{Actions: func(a Action) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, a.String())
-	}})
+	var got told
+	rs, is := kubeletClients(t, Options{Actions: record[Action](&got)})
 	ctx := context.Background()
 	pod := runPod(t, rs, is, "default")
 	for _, tc := range []struct {
@@ -606,9 +613,7 @@ func TestStopWaitsForTheContainerUpToItsGracePeriod(t *testing.T) {
 		{"killed at the end of its grace", "30s", 1, ExitKilled, "Killed pod=default/web container=killed at the end of its grace code=137 after=1s", time.Second, 8 * time.Second},
 	} {
 		cid := pod.start(t, tc.name, CmdOnStop, "1", tc.takes)
-		mu.Lock()
-		got = nil
-		mu.Unlock()
+		got.reset()
 		began := time.Now()
 		if err := rs.StopContainer(ctx, cid, tc.grace); err != nil {
 			t.Fatal(err)
@@ -624,12 +629,7 @@ func TestStopWaitsForTheContainerUpToItsGracePeriod(t *testing.T) {
 		if st.Status.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.Status.ExitCode != tc.wantCode {
 			t.Errorf("%s: %v, exit %d; want exited with %d", tc.name, st.Status.State, st.Status.ExitCode, tc.wantCode)
 		}
-		want := fmt.Sprintf("StopContainer pod=default/web container=%s timeout=%ds\n%s", tc.name, tc.grace, tc.wantAction)
-		mu.Lock()
-		if strings.Join(got, "\n") != want {
-			t.Errorf("%s: actions\n%s\nwant\n%s", tc.name, strings.Join(got, "\n"), want)
-		}
-		mu.Unlock()
+		got.want(t, tc.name+": actions", fmt.Sprintf("StopContainer pod=default/web container=%s timeout=%ds", tc.name, tc.grace), tc.wantAction)
 	}
 }
 
@@ -638,15 +638,10 @@ func TestStopWaitsForTheContainerUpToItsGracePeriod(t *testing.T) {
 // action names the user it came with, never the password.
 func TestPullNeedsTheRegistrysCredentials(t *testing.T) {
 	const private = "registry.example.com/line/app:1"
-	var mu sync.Mutex
-	var got []string
+	var got told
 	_, is := kubeletClients(t, Options{
 		Registries: map[string]Credential{"registry.example.com": {Username: "robot", Password: "pw"}},
-		Actions: func(a Action) {
-			mu.Lock()
-			defer mu.Unlock()
-			got = append(got, a.String())
-		},
+		Actions:    record[Action](&got),
 	})
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -678,17 +673,11 @@ func TestPullNeedsTheRegistrysCredentials(t *testing.T) {
 	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: pause}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		"PullImage image=" + private + " user=",
-		"PullImage image=" + private + " user=robot",
-		"PullImage image=" + private + " user=intruder",
-		"PullImage image=" + private + " user=robot",
-		"PullImage image=" + private + " user=robot",
-		"PullImage image=" + pause + " user=",
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("actions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	got.want(t, "actions",
+		"PullImage image="+private+" user=",
+		"PullImage image="+private+" user=robot",
+		"PullImage image="+private+" user=intruder",
+		"PullImage image="+private+" user=robot",
+		"PullImage image="+private+" user=robot",
+		"PullImage image="+pause+" user=")
 }
