@@ -148,6 +148,11 @@ func newNamedEdge(t *testing.T, c *cluster, goos, name string) *edge {
 	e.cfgArg = e.path(e.cfgPath)
 	bin, args = e.command(e.bin, "config", "-e", "127.0.0.1:"+strconv.Itoa(hubPort), "-s", strconv.Itoa(certPort), "-t", c.token(t),
 		"-i", e.name, "-p", criEndpoint, "-o", e.cfgArg)
+	if portOffset != 0 {
+		// config checks cloudStream's tunnel at its fixed port, 10004;
+		// adjustConfig names the moved one.
+		args = append(args, "--stream=false")
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), e.env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -186,6 +191,9 @@ func (e *edge) adjustConfig(t *testing.T) {
 	// certificates where edgehub puts them.
 	st := cfg.Modules.EdgeStream
 	st.TLSTunnelCAFile, st.TLSTunnelCertFile, st.TLSTunnelPrivateKeyFile = hub.TLSCAFile, hub.TLSCertFile, hub.TLSPrivateKeyFile
+	if portOffset != 0 {
+		st.Enable, st.TunnelServer = true, "127.0.0.1:"+strconv.Itoa(tunnelPort)
+	}
 	// A second loopback cloud beside the first (E2E_PORT_OFFSET) gives its
 	// nodes another address of this host: each cloudcore hands the first
 	// node that connects kubelet port 10351, and the stand-in for
