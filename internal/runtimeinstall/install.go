@@ -199,17 +199,19 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 }
 
 // checkHostFolders refuses the host's containerd when a folder of its
-// data (HostFolders) is not judged safe: the node would run what its
-// owner put there.
+// data, or one of its CNI folders and what they hold (HostFolders), is
+// not judged safe: the node would run what its owner put there. A CNI
+// folder that is missing passes here: the node's start creates it
+// restricted (internal/node), and a network join writes creates it first.
 func (in *Installer) checkHostFolders() error {
-	targets, err := HostFolders(in.h, in.o.Layout)
+	data, cni, err := HostFolders(in.h, in.o.Layout)
 	if err != nil {
-		return fmt.Errorf("reading %s for containerd's folders: %w", in.o.Layout.ContainerdConfigFile, err)
+		return err
 	}
-	if err := protect.Check(targets, in.h.Protect, protect.Adopting); err != nil {
+	if err := protect.Check(data, in.h.Protect, protect.Adopting); err != nil {
 		return steps.WithFix(err, fixFolders)
 	}
-	return nil
+	return CheckCNIFolders(cni, in.h.Protect)
 }
 
 // Installs reports whether the bundled runtime is to be installed.
