@@ -116,19 +116,22 @@ func CNITargets(goos string, bins []string, confs ...string) []protect.Target {
 	return out
 }
 
-// CreateCNIFolders creates those of the CNI folders targets (CNITargets)
+// CreateCNIFolders judges the CNI folders targets (CNITargets) that exist
+// (CheckCNIFolders: one holding what another account planted is refused,
+// naming each entry and its fix, before anything is made), creates those
 // that are missing, with their missing parents, each open to SYSTEM and
 // Administrators only from its first moment (protect.Create: the folder
 // gets acl.DirectorySDDL, a parent acl.ParentSDDL), then judges them all
-// (protect.Check, Adopting): a folder someone else made meanwhile, or
-// that existed with what they planted, is refused naming each entry and
-// its fix. It returns the folders it made, parents first, also when it
+// again: one someone else made meanwhile is refused too. It returns the folders it made, parents first, also when it
 // fails part way, for the caller to record (reset removes only those).
 // The folders are containerd's, not the node's: protect's record of the
 // node's folders does not name them.
 func CreateCNIFolders(goos string, targets []protect.Target, h protect.Host) ([]string, error) {
 	if goos != config.Windows {
 		return nil, nil
+	}
+	if err := CheckCNIFolders(targets, h); err != nil {
+		return nil, err
 	}
 	var restricted []protect.Target
 	for _, t := range targets {
@@ -144,10 +147,7 @@ func CreateCNIFolders(goos string, targets []protect.Target, h protect.Host) ([]
 			return made, steps.WithFix(err, "make sure no file has that name and the drive is writable, then run the command again")
 		}
 	}
-	if err := protect.Check(targets, h, protect.Adopting); err != nil {
-		return made, steps.WithFix(err, fixCNIFolders)
-	}
-	return made, nil
+	return made, CheckCNIFolders(targets, h)
 }
 
 // CheckCNIFolders judges the CNI folders targets as they are, changing
