@@ -643,7 +643,7 @@ func (w *World) PodNetHost() join.PodNetHost {
 				return "", fmt.Errorf("no database")
 			},
 		},
-		Env: podnet.Env{HNS: w.HNS, FS: w.FS, Protect: &acls},
+		Env: podnet.Env{HNS: w.HNS, FS: w.FS, Protect: &acls, Now: w.Clock.Now},
 	}
 }
 
