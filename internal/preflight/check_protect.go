@@ -11,7 +11,44 @@ import (
 const (
 	nameProtected      = "Node files protected"
 	nameRuntimeFolders = "containerd folders"
+	nameCNIFolders     = "CNI folders"
 )
+
+// checkCNIFolders reports each CNI plugin or configuration folder of
+// containerd (where its config.toml puts them, else its defaults) that
+// someone other than SYSTEM, Administrators or TrustedInstaller owns or
+// may change, and each entry in one that another account owns, that is a
+// link, that has a second name or that others may change, as a FAIL with
+// its fix: containerd runs every plugin there as SYSTEM, and a network
+// there chooses which; join, cni-config and the service's start refuse
+// them. A folder that does not exist passes: whoever of those creates it
+// makes it restricted.
+func checkCNIFolders(cfg Config, p Probes) []Row {
+	if cfg.Layout.GOOS != config.Windows {
+		return nil
+	}
+	if p.Protect == nil {
+		return []Row{notProbed(nameCNIFolders)}
+	}
+	var data []byte
+	if p.ReadFile != nil {
+		data, _ = p.ReadFile(cfg.Layout.ContainerdConfigFile)
+	}
+	targets := runtimeinstall.CNIFolders(cfg.Layout, data)
+	findings, err := protect.Audit(targets, *p.Protect, protect.Adopting)
+	if err != nil {
+		return []Row{couldNotCheck(nameCNIFolders, err)}
+	}
+	if len(findings) == 0 {
+		var paths []string
+		for _, t := range targets {
+			paths = append(paths, t.Path)
+		}
+		return []Row{pass(nameCNIFolders, "owned and changeable by SYSTEM and Administrators only, with everything in them, where they exist "+
+			"(join, cni-config or the service's start creates a missing one so): "+strings.Join(paths, ", "))}
+	}
+	return findingRows(nameCNIFolders, findings)
+}
 
 // checkRuntimeFolders reports each folder of containerd's data (its root,
 // with every image layer the node runs, its state, and the folder holding
