@@ -343,6 +343,9 @@ func TestJoinJudgesTheHostsCNIFolders(t *testing.T) {
 		}, []string{`C:\etc\cni\net.d\0-evil.conf (in C:\etc\cni\net.d, a CNI configuration folder`, "is owned by S-1-5-21-1004336348-1177238915-682003330-1001"}},
 		{"a plugin that is a link", runtimeinstall.ChoiceHost, func(w *hosttest.World) { w.FS.AddLink(`C:\opt\cni\bin\nat.exe`) },
 			[]string{`C:\opt\cni\bin\nat.exe (in C:\opt\cni\bin, a CNI plugin folder, whose every program containerd runs as SYSTEM) is a symbolic link`}},
+		{"the release's containerd over a plugin a user planted", runtimeinstall.ChoiceBundled, func(w *hosttest.World) { w.SDDL[hosttest.CNIBinDir+`\nat.exe`] = userMade },
+			[]string{hosttest.CNIBinDir + `\nat.exe (in ` + hosttest.CNIBinDir + `, a CNI plugin folder, whose every program containerd runs as SYSTEM) is owned by S-1-5-21-1004336348-1177238915-682003330-1001`}},
+		{"the release's containerd over an administrator's plugin", runtimeinstall.ChoiceBundled, func(w *hosttest.World) {}, nil},
 		{"a plugin folder every user may add to", runtimeinstall.ChoiceHost, func(w *hosttest.World) { w.SDDL[`C:\opt\cni\bin`] = adminMadeInProgramData },
 			[]string{`C:\opt\cni\bin (a CNI plugin folder, whose every program containerd runs as SYSTEM) is writable by others: BUILTIN\Users may change or delete`,
 				`icacls "C:\opt\cni\bin" /remove:g *S-1-5-32-545`}},
@@ -354,9 +357,17 @@ func TestJoinJudgesTheHostsCNIFolders(t *testing.T) {
 			w.FS.AddFile(hosttest.CtrdConfig, toml)
 			w.FS.AddFile(plugin, "MZ win-bridge")
 			w.FS.AddDir(`C:\etc\cni\net.d`)
+			o := w.Options()
+			if tc.choice == runtimeinstall.ChoiceBundled {
+				// The release's containerd, over CNI folders that exist.
+				w = hosttest.NewWorld(t)
+				w.SDDL = map[string]string{}
+				w.WithBundle()
+				w.FS.AddFile(hosttest.CNIBinDir+`\nat.exe`, "MZ nat")
+				o = hosttest.WithL2Bridge(w.Options())
+			}
 			tc.plant(w)
 			before := w.FS.Paths()
-			o := w.Options()
 			o.Runtime, o.DryRun = tc.choice, true
 			var out bytes.Buffer
 			err := join.Run(context.Background(), &out, o, w.System())

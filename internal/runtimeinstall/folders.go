@@ -188,9 +188,9 @@ func ReadConfig(read func(string) ([]byte, error), l config.Layout) ([]byte, err
 }
 
 // installFolders are the folders an installation uses, parents first,
-// as Input targets: containerd's installation folder, its programs' and
-// the CNI folders, and its data folders (DataFolders of the config.toml
-// join writes).
+// as Input targets: containerd's installation folder, its programs', and
+// its data folders (DataFolders of the config.toml join writes); the CNI
+// folders are cniFolders.
 func (in *Installer) installFolders() []protect.Target {
 	if in.goos != config.Windows {
 		return nil
@@ -200,8 +200,14 @@ func (in *Installer) installFolders() []protect.Target {
 	for _, d := range []string{l.ContainerdDir, BinDir(l)} {
 		out = append(out, protect.Target{What: "a folder of containerd's installation, with the programs that run as SYSTEM", Path: d, Input: true})
 	}
-	out = append(out, CNITargets(in.goos, []string{l.CNIBinDir}, l.CNIConfDir)...)
 	return append(out, DataFolders(l, nil)...)
+}
+
+// cniFolders are the CNI folders an installation names in config.toml
+// (the layout's), judged entry by entry (CNITargets).
+func (in *Installer) cniFolders() []protect.Target {
+	l := in.o.Layout
+	return CNITargets(in.goos, []string{l.CNIBinDir}, l.CNIConfDir)
 }
 
 // restricted are the targets the folders of an installation are created

@@ -187,6 +187,9 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 	if err := protect.Check(in.installFolders(), h.Protect, protect.Adopting); err != nil {
 		return nil, steps.WithFix(err, fixFolders)
 	}
+	if err := CheckCNIFolders(in.cniFolders(), h.Protect); err != nil {
+		return nil, err
+	}
 	if config.LinuxOnlySandboxImage(o.SandboxImage) {
 		// The only place the node's pause image reaches a runtime:
 		// containerd starts every sandbox from the one config.toml pins.
@@ -354,6 +357,9 @@ func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 	// left as it is by Create: judged again, it is refused.
 	if err := protect.Check(in.installFolders(), in.h.Protect, protect.Adopting); err != nil {
 		return steps.WithFix(err, fixFolders)
+	}
+	if err := CheckCNIFolders(in.cniFolders(), in.h.Protect); err != nil {
+		return err
 	}
 	for _, f := range Files {
 		dst := f.Target(l)
