@@ -358,10 +358,17 @@ func (r *run) want() containerd.Dirs {
 func (r *run) apply() error {
 	fsys, o := r.env.FS, r.o
 	if len(r.folders) > 0 {
-		// Created before anything is written into them, open to SYSTEM
-		// and Administrators only from their first moment, and judged
-		// again: one someone else made since Prepare is refused.
-		made, err := runtimeinstall.CreateCNIFolders(o.GOOS, r.folders, *r.env.Protect)
+		// The folders the run points containerd at are created before
+		// anything is written into them, open to SYSTEM and
+		// Administrators only from their first moment; then all are
+		// judged again: one someone else made since Prepare is refused.
+		// containerd's defaults, judged where it has no config.toml,
+		// are not made: nothing points it at them.
+		want := r.want()
+		made, err := runtimeinstall.CreateCNIFolders(o.GOOS, runtimeinstall.CNITargets(o.GOOS, []string{want.BinDir}, want.ConfDir), *r.env.Protect)
+		if err == nil {
+			err = runtimeinstall.CheckCNIFolders(r.folders, *r.env.Protect)
+		}
 		for _, d := range made {
 			fmt.Fprintf(r.out, "created %s\n", d)
 		}
