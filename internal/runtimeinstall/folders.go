@@ -122,8 +122,9 @@ func CNITargets(goos string, bins []string, confs ...string) []protect.Target {
 // that are missing, with their missing parents, each open to SYSTEM and
 // Administrators only from its first moment (protect.Create: the folder
 // gets acl.DirectorySDDL, a parent acl.ParentSDDL), then judges them all
-// again: one someone else made meanwhile is refused too. It returns the folders it made, parents first, also when it
-// fails part way, for the caller to record (reset removes only those).
+// again: one someone else made meanwhile is refused too. It returns the
+// folders it made, parents first, also when it fails part way, for the
+// caller to record (reset removes only those).
 // The folders are containerd's, not the node's: protect's record of the
 // node's folders does not name them.
 func CreateCNIFolders(goos string, targets []protect.Target, h protect.Host) ([]string, error) {
