@@ -25,7 +25,10 @@ func newCNIConfigCommand(d *deps.Dependencies) *cobra.Command {
 			"cluster's pod and service ranges out of outbound NAT, and prints the route the other side needs.\n\n" +
 			"containerd's config.toml (1.7 and 2.x layouts) gets its CNI bin and conf directories pointed at\n" +
 			"--cni-bin-dir and the directory of -o; nothing else in it changes, and the original is kept as a\n" +
-			".bak copy. Wrong input is refused before anything changes; a step that fails undoes the others.",
+			".bak copy. Wrong input is refused before anything changes; a step that fails undoes the others.\n\n" +
+			"containerd runs every program in the CNI bin folders as SYSTEM: each folder containerd will use is judged\n" +
+			"entry by entry first, and a plugin or network another account owns or may change, a link or a file with\n" +
+			"a second name is refused with its fix. A missing folder is created open to SYSTEM and Administrators only.",
 		Example: "  edgecore.exe cni-config --subnet 10.244.2.0/24 --force\n" +
 			"  edgecore.exe cni-config --mode l2bridge --subnet 10.244.2.0/24 --cluster-cidr 10.244.0.0/16 \\\n" +
 			"      --service-cidr 10.96.0.0/12 --dns 10.96.0.10 --adapter Ethernet --dry-run",

@@ -629,6 +629,7 @@ func (w *World) PodNetHost() join.PodNetHost {
 	if w.HNS == nil {
 		w.HNS = &HNS{Networks: map[string]*hns.Network{}, Endpoints: map[string]*hns.Endpoint{}}
 	}
+	acls := w.system0().Protect
 	return join.PodNetHost{
 		Facts: podnet.HostFacts{
 			Resolvers: func() ([]string, error) { return []string{"10.20.0.1"}, nil },
@@ -642,7 +643,7 @@ func (w *World) PodNetHost() join.PodNetHost {
 				return "", fmt.Errorf("no database")
 			},
 		},
-		Env: podnet.Env{HNS: w.HNS, FS: w.FS},
+		Env: podnet.Env{HNS: w.HNS, FS: w.FS, Protect: &acls, Now: w.Clock.Now},
 	}
 }
 

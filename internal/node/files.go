@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubeedge-windows/edgecore/config"
 	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/upgrade"
 )
 
@@ -47,6 +48,12 @@ func prepareFiles(cfg *v1alpha2.EdgeCoreConfig, layout config.Layout, configFile
 			return refusedStart(err)
 		}
 	}
+	if err := prepareCNIFolders(cfg, layout, h); err != nil {
+		if asService {
+			return refusedStart(err)
+		}
+		klog.ErrorS(err, "containerd's CNI folders are not protected from other accounts; edgecore runs on in this console, the service would not start")
+	}
 	for _, d := range config.Directories(cfg, goos) {
 		if _, err := protect.Create(goos, targets, d.Path, h); err != nil {
 			return fmt.Errorf("%s: cannot create directory %s: %w", d.Field, d.Path, err)
@@ -84,6 +91,39 @@ func prepareFiles(cfg *v1alpha2.EdgeCoreConfig, layout config.Layout, configFile
 	}
 	klog.ErrorS(err, "The node's files are not protected from other accounts; edgecore runs on in this console, the service would not start")
 	return nil
+}
+
+// prepareCNIFolders judges, at every start of a node that runs pods,
+// containerd's CNI plugin and configuration folders where its config.toml
+// at the layout's place puts them (runtimeinstall.CNIFolders): containerd
+// runs every plugin there as SYSTEM for the node's pods, and a network
+// there chooses which. One that exists is judged entry by entry and
+// refused, naming each entry and its fix, when another account owns or
+// may change it or what it holds; a missing one is created open to SYSTEM
+// and Administrators only, so that no one else makes it first, where a
+// config.toml names it. Without a config.toml containerd is not configured
+// at the layout's place: its defaults, below %ProgramFiles%, are judged
+// where they exist, and not created.
+func prepareCNIFolders(cfg *v1alpha2.EdgeCoreConfig, layout config.Layout, h protect.Host) error {
+	if layout.GOOS != config.Windows || cfg.Modules == nil || cfg.Modules.Edged == nil || !cfg.Modules.Edged.Enable {
+		return nil
+	}
+	if h.ReadFile == nil {
+		return fmt.Errorf("judging containerd's CNI folders: this host cannot read %s", layout.ContainerdConfigFile)
+	}
+	data, err := runtimeinstall.ReadConfig(h.ReadFile, layout)
+	if err != nil {
+		return err
+	}
+	folders := runtimeinstall.CNIFolders(layout, data)
+	if data == nil {
+		return runtimeinstall.CheckCNIFolders(folders, h)
+	}
+	made, err := runtimeinstall.CreateCNIFolders(layout.GOOS, folders, h)
+	for _, d := range made {
+		klog.InfoS("Created a CNI folder of containerd open to SYSTEM and Administrators only", "folder", d)
+	}
+	return err
 }
 
 // refusedStart is the error a service stops with when protect refuses

@@ -248,3 +248,80 @@ func TestPrepareFilesGivesAnUndoneFolderItsACLBack(t *testing.T) {
 		t.Errorf("the record still names D:\\data: %s", d.files[ospath.Key(config.Windows, `C:\etc\kubeedge\acl-record.json`)])
 	}
 }
+
+// Every start of a node that runs pods judges containerd's CNI folders
+// where its config.toml puts them: a missing one is made open to SYSTEM
+// and Administrators only before anyone else makes it; an administrator's
+// plugins pass; a plugin or network another account planted stops a
+// service, named with its fix, before anything changes, and is logged in
+// a console, where the node runs on. Without a config.toml containerd's
+// defaults are judged where they exist, and nothing is made.
+func TestPrepareFilesJudgesContainerdsCNIFolders(t *testing.T) {
+	c, err := config.Sample(config.KindDefault, startHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		user  = "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)"
+		admin = "O:BAD:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)"
+		toml  = "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\n  bin_dir = 'C:\\opt\\cni\\bin'\n  conf_dir = 'C:\\etc\\cni\\net.d'\n"
+	)
+	l := config.NewLayout(startHost)
+	withToml := func() *disk {
+		d := freshDisk()
+		d.files[ospath.Key(config.Windows, l.ContainerdConfigFile)] = toml
+		return d
+	}
+	d := withToml()
+	if err := prepareFiles(c, l, startConfig, startExe, true, d.host()); err != nil {
+		t.Fatal(err)
+	}
+	made := strings.Join(d.log, "\n") + "\n"
+	for _, want := range []string{`mkdir C:\opt ` + acl.ParentSDDL + "\n", `mkdir C:\opt\cni\bin ` + acl.DirectorySDDL + "\n", `mkdir C:\etc\cni\net.d ` + acl.DirectorySDDL + "\n"} {
+		if !strings.Contains(made, want) {
+			t.Errorf("the start did\n%s\nnothing like %q", made, want)
+		}
+	}
+
+	for _, planted := range []string{`C:\opt\cni\bin\nat.exe`, `C:\etc\cni\net.d\0-evil.conflist`} {
+		for _, sddl := range []string{admin, user} {
+			d := withToml()
+			for _, p := range []string{`C:\opt`, `C:\opt\cni`, `C:\opt\cni\bin`, `C:\etc`, `C:\etc\cni`, `C:\etc\cni\net.d`} {
+				d.sddl[ospath.Key(config.Windows, p)] = acl.ParentSDDL
+			}
+			d.sddl[ospath.Key(config.Windows, planted)] = sddl
+			err := prepareFiles(c, l, startConfig, startExe, true, d.host())
+			if sddl == admin {
+				if err != nil {
+					t.Errorf("%s an administrator put there: %v", planted, err)
+				}
+				continue
+			}
+			var refused *protect.RefusedError
+			if !errors.As(err, &refused) || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(planted)+" (in ") || !strings.Contains(err.Error(), "is owned by S-1-5-21-1-2-3-1001") ||
+				!strings.Contains(err.Error(), "the edgecore service does not start until this is fixed") {
+				t.Errorf("%s: start = %v", planted, err)
+			}
+			if len(d.log) != 0 {
+				t.Errorf("%s: the start changed %v before refusing", planted, d.log)
+			}
+			if err := prepareFiles(c, l, startConfig, startExe, false, d.host()); err != nil {
+				t.Errorf("%s: in a console: %v", planted, err)
+			}
+		}
+	}
+
+	d = freshDisk()
+	for _, p := range []string{l.ContainerdDir, ospath.Dir(config.Windows, l.CNIBinDir), l.CNIBinDir} {
+		d.sddl[ospath.Key(config.Windows, p)] = programFiles
+	}
+	d.sddl[ospath.Key(config.Windows, l.CNIBinDir+`\nat.exe`)] = user
+	err = prepareFiles(c, l, startConfig, startExe, true, d.host())
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(l.CNIBinDir+`\nat.exe (in `)) {
+		t.Errorf("a planted plugin in containerd's default folder: start = %v", err)
+	}
+	d = freshDisk()
+	if err := prepareFiles(c, l, startConfig, startExe, true, d.host()); err != nil || strings.Contains(strings.Join(d.log, "\n"), `containerd`) {
+		t.Errorf("without a config.toml: %v, did %v", err, d.log)
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"github.com/kubeedge-windows/edgecore/config/containerd"
 	"github.com/kubeedge-windows/edgecore/config/ospath"
 	"github.com/kubeedge-windows/edgecore/internal/hostfs"
+	"github.com/kubeedge-windows/edgecore/internal/protect"
+	"github.com/kubeedge-windows/edgecore/internal/runtimeinstall"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
 )
 
@@ -68,6 +70,10 @@ type Env struct {
 	FS                hostfs.FS
 	ContainerdVersion ContainerdVersion
 	Now               func() time.Time
+	// Protect judges the CNI folders and creates the missing ones
+	// restricted (runtimeinstall.CreateCNIFolders); a Windows run
+	// without it is refused.
+	Protect *protect.Host
 }
 
 // Configure writes the pod network: for l2bridge the HNS network and host
@@ -203,11 +209,14 @@ type run struct {
 	oldConf     []byte
 	confChanged bool
 	ctrd        *containerdEdit
-	prev        State
-	prevRaw     []byte
-	state       State
-	undo        steps.Undos
-	backup      string
+	// folders are the CNI folders containerd will use once the run is
+	// done, and where it writes (cniFolders).
+	folders []protect.Target
+	prev    State
+	prevRaw []byte
+	state   State
+	undo    steps.Undos
+	backup  string
 }
 
 type containerdEdit struct {
@@ -245,6 +254,18 @@ func (r *run) prepare() error {
 		return err
 	}
 
+	// The CNI folders are judged before anything changes, the dry run's
+	// included: containerd runs what they hold as SYSTEM.
+	r.folders = r.cniFolders()
+	if len(r.folders) > 0 {
+		if r.env.Protect == nil {
+			return fmt.Errorf("judging the CNI folders %s: this host cannot read owners and ACLs", o.CNIBinDir)
+		}
+		if err := runtimeinstall.CheckCNIFolders(r.folders, *r.env.Protect); err != nil {
+			return err
+		}
+	}
+
 	prev, ok, err := ReadState(r.env.FS, o.StateFile)
 	if err != nil {
 		return err
@@ -256,7 +277,9 @@ func (r *run) prepare() error {
 	r.state = State{Mode: r.o.Mode, CNIConfFile: o.Output, CNIBinDir: o.CNIBinDir, WrittenBy: o.WrittenBy,
 		// A network an earlier l2bridge run created stays recorded, so
 		// that reset --network still finds it after a switch to nat.
-		Network: prev.Network, Endpoint: prev.Endpoint}
+		Network: prev.Network, Endpoint: prev.Endpoint,
+		// So do the folders a run of the same writer created.
+		Dirs: prev.dirsOf(o.WrittenBy)}
 	if p := r.plan; p != nil {
 		if n := prev.Network; n != nil && n.Created && n.Name != p.NetworkName {
 			return &cni.FlagError{Flag: cni.FlagNetworkName, Value: p.NetworkName,
@@ -308,12 +331,55 @@ func (r *run) planContainerd() (*containerdEdit, error) {
 	return c, err
 }
 
+// cniFolders are the CNI folders to judge, and to create where missing:
+// the plugin folder (--cni-bin-dir) and the configuration folder (-o's)
+// the run points containerd at, and the others containerd's config.toml
+// still names once edited (2.1's bin_dirs keeps the operator's folders
+// after ours), or containerd's defaults where it has no config.toml: every
+// folder containerd will run a plugin from, or read a network in.
+func (r *run) cniFolders() []protect.Target {
+	want := r.want()
+	bins, confs := []string{want.BinDir}, []string{want.ConfDir}
+	if c := r.ctrd; c != nil {
+		if c.missing {
+			bins, confs = append(bins, r.o.ContainerdDefaults.BinDir), append(confs, r.o.ContainerdDefaults.ConfDir)
+		} else if s, err := containerd.Read(c.after); err == nil {
+			bins = append(bins, s.BinDirs...)
+			confs = append(confs, s.ConfDir)
+		}
+	}
+	return runtimeinstall.CNITargets(r.o.GOOS, bins, confs...)
+}
+
 func (r *run) want() containerd.Dirs {
 	return containerd.Dirs{BinDir: r.o.CNIBinDir, ConfDir: ospath.Dir(r.o.GOOS, r.o.Output)}
 }
 
 func (r *run) apply() error {
 	fsys, o := r.env.FS, r.o
+	if len(r.folders) > 0 {
+		// The folders the run points containerd at are created before
+		// anything is written into them, open to SYSTEM and
+		// Administrators only from their first moment; then all are
+		// judged again: one someone else made since Prepare is refused.
+		// containerd's defaults, judged where it has no config.toml,
+		// are not made: nothing points it at them.
+		want := r.want()
+		made, err := runtimeinstall.CreateCNIFolders(o.GOOS, runtimeinstall.CNITargets(o.GOOS, []string{want.BinDir}, want.ConfDir), *r.env.Protect)
+		if err == nil {
+			err = runtimeinstall.CheckCNIFolders(r.folders, *r.env.Protect)
+		}
+		for _, d := range made {
+			fmt.Fprintf(r.out, "created %s\n", d)
+		}
+		if len(made) > 0 {
+			r.state.Dirs = append(r.state.Dirs, made...)
+			r.undo.Push("remove the folders created", func() error { return removeDirs(io.Discard, fsys, made) })
+		}
+		if err != nil {
+			return err
+		}
+	}
 	if r.plan != nil {
 		if err := ensureL2Bridge(r.out, r.env.HNS, *r.plan, r.prev, &r.state, &r.undo); err != nil {
 			return err

@@ -107,11 +107,13 @@ func SystemFacts() HostFacts {
 // containerd installed in d's layout.
 func HostEnv(d *deps.Dependencies) Env {
 	l := d.Layout
+	acls := d.ACLs
 	return Env{
 		HNS:               hns.New(),
 		FS:                d.FS,
 		ContainerdVersion: InstalledContainerd(l.GOOS, l.ContainerdDir),
 		Now:               time.Now,
+		Protect:           &acls,
 	}
 }
 

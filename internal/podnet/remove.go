@@ -145,7 +145,34 @@ func Written(fsys hostfs.FS, l config.Layout, who string) (State, bool, error) {
 		return State{}, false, fmt.Errorf("%s names %s, outside %s: it was not written by %s; remove it by hand if nothing uses it",
 			StateFile(l), st.CNIConfFile, l.CNIConfDir, who)
 	}
+	// join creates only the layout's CNI folders and the parents they
+	// lack, all in containerd's folder.
+	for _, d := range st.Dirs {
+		if !ospath.Within(l.GOOS, l.ContainerdDir, d) && !ospath.Within(l.GOOS, l.CNIConfDir, d) && !ospath.Within(l.GOOS, l.CNIBinDir, d) {
+			return State{}, false, fmt.Errorf("%s names the folder %s, outside %s: it was not written by %s; remove it by hand if nothing uses it",
+				StateFile(l), d, l.ContainerdDir, who)
+		}
+	}
 	return st, true, nil
+}
+
+// removeDirs removes the folders dirs (parents first) newest first, each
+// only when empty: a folder that holds what someone else put there since
+// stays, and is named.
+func removeDirs(out io.Writer, fsys hostfs.FS, dirs []string) error {
+	for i := len(dirs) - 1; i >= 0; i-- {
+		d := dirs[i]
+		removed, err := hostfs.RemoveIfEmpty(fsys, d)
+		switch {
+		case err != nil:
+			return fmt.Errorf("remove %s: %w", d, err)
+		case removed:
+			fmt.Fprintf(out, "removed %s\n", d)
+		default:
+			fmt.Fprintf(out, "kept %s: it holds files join did not write\n", d)
+		}
+	}
+	return nil
 }
 
 // RemoveWritten removes the CNI configuration st records, then the record,
@@ -156,17 +183,18 @@ func RemoveWritten(out io.Writer, fsys hostfs.FS, l config.Layout, st State) err
 		return fmt.Errorf("remove %s: %w", st.CNIConfFile, err)
 	}
 	fmt.Fprintf(out, "removed %s\n", st.CNIConfFile)
+	dirs := st.Dirs
 	if n := st.Network; n != nil && n.Created {
-		st.CNIConfFile, st.WrittenBy = "", ""
+		st.CNIConfFile, st.WrittenBy, st.Dirs = "", "", nil
 		if err := writeFile(fsys, l.GOOS, StateFile(l), st.encode()); err != nil {
 			return fmt.Errorf("update %s: %w", StateFile(l), err)
 		}
 		fmt.Fprintf(out, "kept HNS network %q and its record %s: `edgecore.exe reset --network` removes them\n", n.Name, StateFile(l))
-		return nil
+		return removeDirs(out, fsys, dirs)
 	}
 	if err := fsys.Remove(StateFile(l)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", StateFile(l), err)
 	}
 	fmt.Fprintf(out, "removed %s\n", StateFile(l))
-	return nil
+	return removeDirs(out, fsys, dirs)
 }

@@ -43,8 +43,12 @@ type State struct {
 	// WrittenBy names the command that wrote CNIConfFile when it was
 	// not cni-config: "join", whose reset removes it.
 	WrittenBy string `json:"writtenBy,omitempty"`
-	Subnet    string `json:"subnet,omitempty"`
-	NodeIP    string `json:"nodeIP,omitempty"`
+	// Dirs are the CNI folders (and their parents) the writer created,
+	// parents first: the reset of what join wrote removes those that are
+	// empty, and nothing it found.
+	Dirs   []string `json:"dirs,omitempty"`
+	Subnet string   `json:"subnet,omitempty"`
+	NodeIP string   `json:"nodeIP,omitempty"`
 	// HostIP is the host's own address on the network: the l2bridge
 	// host endpoint's, the nat network's gateway. Pods reach the host
 	// there, and the node's DNS responder answers them there.
@@ -113,6 +117,16 @@ func (s State) NetworkName() string {
 func (s State) PodRange() (netip.Prefix, bool) {
 	p, err := netip.ParsePrefix(s.Subnet)
 	return p.Masked(), err == nil
+}
+
+// dirsOf are the folders recorded as made by who, the writer of a run
+// about to replace the record: a run of another writer (cni-config after
+// join) takes over the files, and join's reset no longer removes them.
+func (s State) dirsOf(who string) []string {
+	if s.WrittenBy != who {
+		return nil
+	}
+	return s.Dirs
 }
 
 func (s State) encode() []byte {

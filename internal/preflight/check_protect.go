@@ -11,7 +11,23 @@ import (
 const (
 	nameProtected      = "Node files protected"
 	nameRuntimeFolders = "containerd folders"
+	nameCNIFolders     = "CNI folders"
 )
+
+// checkCNIFolders reports each CNI plugin or configuration folder of
+// containerd (where its config.toml puts them, else its defaults) that
+// someone other than SYSTEM, Administrators or TrustedInstaller owns or
+// may change, and each entry in one that another account owns, that is a
+// link, that has a second name or that others may change, as a FAIL with
+// its fix: containerd runs every plugin there as SYSTEM, and a network
+// there chooses which; join, cni-config and the service's start refuse
+// them. A folder that does not exist passes: whoever of those creates it
+// makes it restricted.
+func checkCNIFolders(cfg Config, p Probes) []Row {
+	return containerdFolderRows(nameCNIFolders, cfg, p, runtimeinstall.CNIFolders,
+		"owned and changeable by SYSTEM and Administrators only, with everything in them, where they exist "+
+			"(join, cni-config or the service's start creates a missing one so): ")
+}
 
 // checkRuntimeFolders reports each folder of containerd's data (its root,
 // with every image layer the node runs, its state, and the folder holding
@@ -21,29 +37,38 @@ const (
 // what the node runs as SYSTEM. A folder that does not exist yet passes:
 // join creates it restricted.
 func checkRuntimeFolders(cfg Config, p Probes) []Row {
+	return containerdFolderRows(nameRuntimeFolders, cfg, p, runtimeinstall.DataFolders,
+		"owned and changeable by SYSTEM and Administrators only, where they exist: ")
+}
+
+// containerdFolderRows are the rows of the check called name over the
+// folders of containerd that folders finds in its config.toml (nil data
+// when it cannot be read): protect's findings (findingRows), or one PASS
+// saying passed and the folders.
+func containerdFolderRows(name string, cfg Config, p Probes, folders func(config.Layout, []byte) []protect.Target, passed string) []Row {
 	if cfg.Layout.GOOS != config.Windows {
 		return nil
 	}
 	if p.Protect == nil {
-		return []Row{notProbed(nameRuntimeFolders)}
+		return []Row{notProbed(name)}
 	}
 	var data []byte
 	if p.ReadFile != nil {
 		data, _ = p.ReadFile(cfg.Layout.ContainerdConfigFile)
 	}
-	targets := runtimeinstall.DataFolders(cfg.Layout, data)
+	targets := folders(cfg.Layout, data)
 	findings, err := protect.Audit(targets, *p.Protect, protect.Adopting)
 	if err != nil {
-		return []Row{couldNotCheck(nameRuntimeFolders, err)}
+		return []Row{couldNotCheck(name, err)}
 	}
 	if len(findings) == 0 {
 		var paths []string
 		for _, t := range targets {
 			paths = append(paths, t.Path)
 		}
-		return []Row{pass(nameRuntimeFolders, "owned and changeable by SYSTEM and Administrators only, where they exist: "+strings.Join(paths, ", "))}
+		return []Row{pass(name, passed+strings.Join(paths, ", "))}
 	}
-	return findingRows(nameRuntimeFolders, findings)
+	return findingRows(name, findings)
 }
 
 // findingRows are protect's findings as rows of the check called name: a

@@ -154,21 +154,31 @@ func TestProtectedReportsTheConfigurationOutsideTheNodesDirectories(t *testing.T
 // containerd's data folders are judged where its config.toml puts them:
 // one a user made, or that every user may add to, fails with its fix;
 // containerd's own pass.
+// A folder a local account made, and one an administrator made in a
+// folder where every user may add folders: it inherits that.
+const (
+	userMade = "O:S-1-5-21-1-2-3-1001D:AI(A;ID;FA;;;S-1-5-21-1-2-3-1001)(A;ID;FA;;;SY)"
+	usersAdd = "O:BAD:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)(A;CIID;0x100116;;;BU)"
+)
+
+// folderCase is a host's folders (sddl) and containerd's config.toml
+// (toml, "" for none), with the rows a check of containerd's folders
+// gives and what they say (folderRows).
+type folderCase struct {
+	name  string
+	sddl  map[string]string
+	toml  string
+	rows  []Status
+	words []string
+}
+
 func TestRuntimeFolders(t *testing.T) {
 	const (
 		containerdMade = "O:SYD:P(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)"
-		userMade       = "O:S-1-5-21-1-2-3-1001D:AI(A;ID;FA;;;S-1-5-21-1-2-3-1001)(A;ID;FA;;;SY)"
 		programData    = "O:SYD:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;CI;0x100116;;;BU)(A;OICI;0x1200a9;;;BU)"
-		usersAdd       = "O:BAD:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)(A;CIID;0x100116;;;BU)"
 	)
 	pc := protectedConfig(t)
-	for _, tc := range []struct {
-		name  string
-		sddl  map[string]string
-		toml  string
-		rows  []Status
-		words []string
-	}{
+	for _, tc := range []folderCase{
 		{"containerd's own", map[string]string{`C:\ProgramData`: programData, `C:\ProgramData\containerd`: containerdMade, `C:\ProgramData\containerd\root`: containerdMade},
 			"", []Status{Pass}, []string{`C:\ProgramData\containerd\root`}},
 		{"none yet", map[string]string{`C:\ProgramData`: programData}, "", []Status{Pass}, nil},
@@ -180,27 +190,60 @@ func TestRuntimeFolders(t *testing.T) {
 			"version = 3\nroot = 'D:\\ctr\\root'\nstate = 'D:\\ctr\\state'\n", []Status{Fail}, []string{`D:\ctr\root (containerd's root`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Probes{Protect: aclHost(tc.sddl), ReadFile: func(path string) ([]byte, error) {
-				if path == pc.Layout.ContainerdConfigFile && tc.toml != "" {
-					return []byte(tc.toml), nil
-				}
-				return nil, fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
-			}}
-			rows := checkRuntimeFolders(pc, p)
-			var got []Status
-			var text string
-			for _, r := range rows {
-				got = append(got, r.Status)
-				text += r.Detail + " " + r.Fix + "\n"
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tc.rows) {
-				t.Fatalf("rows %v, want %v:\n%s", got, tc.rows, text)
-			}
-			for _, w := range tc.words {
-				if !strings.Contains(text, w) {
-					t.Errorf("rows lack %q:\n%s", w, text)
-				}
-			}
+			folderRows(t, pc, checkRuntimeFolders, tc.sddl, tc.toml, tc.rows, tc.words)
+		})
+	}
+}
+
+// folderRows runs check, a check of containerd's folders, on the host of
+// sddl whose containerd has the config.toml toml ("" for none), and wants
+// rows of the statuses rows whose details and fixes say words.
+func folderRows(t *testing.T, pc Config, check func(Config, Probes) []Row, sddl map[string]string, toml string, rows []Status, words []string) {
+	t.Helper()
+	p := Probes{Protect: aclHost(sddl), ReadFile: func(path string) ([]byte, error) {
+		if path == pc.Layout.ContainerdConfigFile && toml != "" {
+			return []byte(toml), nil
+		}
+		return nil, fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
+	}}
+	var got []Status
+	var text string
+	for _, r := range check(pc, p) {
+		got = append(got, r.Status)
+		text += r.Name + ": " + r.Detail + " " + r.Fix + "\n"
+	}
+	if fmt.Sprint(got) != fmt.Sprint(rows) {
+		t.Fatalf("rows %v, want %v:\n%s", got, rows, text)
+	}
+	for _, w := range words {
+		if !strings.Contains(text, w) {
+			t.Errorf("rows lack %q:\n%s", w, text)
+		}
+	}
+}
+
+// containerd's CNI folders are judged where its config.toml puts them,
+// entry by entry: an administrator's plugins pass, and so does a folder
+// that does not exist yet; a plugin or network a user planted, or a
+// folder every user may add to, fails with the path and its fix.
+func TestCNIFolders(t *testing.T) {
+	const guide = "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\n  bin_dir = 'C:\\opt\\cni\\bin'\n  conf_dir = 'C:\\etc\\cni\\net.d'\n"
+	pc := protectedConfig(t)
+	for _, tc := range []folderCase{
+		{"the defaults, with an administrator's plugins", map[string]string{`C:\Program Files`: adminDir, `C:\Program Files\containerd`: adminDir,
+			`C:\Program Files\containerd\cni\bin\win-bridge.exe`: adminDir},
+			"", []Status{Pass}, []string{`C:\Program Files\containerd\cni\bin`, `C:\Program Files\containerd\cni\conf`}},
+		{"none yet", map[string]string{}, guide, []Status{Pass}, []string{`C:\opt\cni\bin`, "creates a missing one so"}},
+		{"a plugin a user planted", map[string]string{`C:\opt`: adminDir, `C:\opt\cni`: adminDir, `C:\opt\cni\bin`: adminDir, `C:\opt\cni\bin\nat.exe`: userMade},
+			guide, []Status{Fail}, []string{`C:\opt\cni\bin\nat.exe (in C:\opt\cni\bin, a CNI plugin folder, whose every program containerd runs as SYSTEM) is owned by S-1-5-21-1-2-3-1001`,
+				`takeown /F "C:\opt\cni\bin\nat.exe" /A`}},
+		{"a network a user planted", map[string]string{`C:\etc`: adminDir, `C:\etc\cni`: adminDir, `C:\etc\cni\net.d`: adminDir, `C:\etc\cni\net.d\0-evil.conf`: userMade},
+			guide, []Status{Fail}, []string{`C:\etc\cni\net.d\0-evil.conf (in C:\etc\cni\net.d, a CNI configuration folder`}},
+		{"a plugin folder users may add to", map[string]string{`C:\opt`: adminDir, `C:\opt\cni`: adminDir, `C:\opt\cni\bin`: usersAdd},
+			guide, []Status{Fail}, []string{`C:\opt\cni\bin (a CNI plugin folder, whose every program containerd runs as SYSTEM) is writable by others`, `icacls "C:\opt\cni\bin" /remove:g *S-1-5-32-545`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			folderRows(t, pc, checkCNIFolders, tc.sddl, tc.toml, tc.rows, append(tc.words, "CNI folders: "))
 		})
 	}
 }

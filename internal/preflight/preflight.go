@@ -67,6 +67,7 @@ func Run(ctx context.Context, cfg Config, p Probes) []Row {
 	rows = append(rows, checkFreeDisk(cfg, p))
 	rows = append(rows, checkProtected(cfg, p)...)
 	rows = append(rows, checkRuntimeFolders(cfg, p)...)
+	rows = append(rows, checkCNIFolders(cfg, p)...)
 	rows = append(rows, checkHostShutdown(cfg, p)...)
 	rows = append(rows, checkCRI(ctx, cfg, p)...)
 	rows = append(rows, checkCNIConfig(cfg, p)...)

@@ -98,6 +98,14 @@ type Target struct {
 	// executable's directory, and a finding's fix is the icacls command
 	// that takes the other account's rights away, not a move.
 	Input bool
+	// Tree is set for an Input directory whose every entry the node runs
+	// or acts on as SYSTEM, one by one: containerd's CNI plugin folder
+	// (it starts each plugin there as SYSTEM) and its CNI configuration
+	// folder (a network there chooses the plugin). Audit then walks it as
+	// it walks a restricted directory, and, since nothing restricts it
+	// afterwards, also refuses an entry others may change through an
+	// entry of its own in its ACL.
+	Tree bool
 	// Own is set for a restricted directory in the layout's roots
 	// (config.Layout.Roots): one that exists is the node's, from an
 	// earlier node or from keadm. Any other that exists must be empty,
@@ -527,9 +535,17 @@ func Audit(targets []Target, h Host, m Moment) ([]Finding, error) {
 		}
 		root := judge(t, sec, h.Self)
 		out = append(out, root...)
-		if !t.Restrict || t.File || refused(root) {
+		if !(t.Restrict || t.Input && t.Tree) || t.File || refused(root) {
 			// A root another account owns is refused whole: its fix
 			// says to look at everything in it.
+			continue
+		}
+		if t.Input {
+			found, err := walk(t, h, Adopting)
+			out = append(out, found...)
+			if err != nil {
+				errs = append(errs, err)
+			}
 			continue
 		}
 		if !t.Own {
@@ -689,6 +705,14 @@ func (w *walker) dir(dir string, depth int) error {
 			w.out = append(w.out, *f)
 			continue
 		}
+		if w.t.Input {
+			// Nothing restricts an Input tree after the walk: an entry
+			// others may change is theirs to replace later.
+			if f := judgeWriters(w.t, p, e, w.h.Self); f != nil {
+				w.out = append(w.out, *f)
+				continue
+			}
+		}
 		if !e.Dir {
 			continue
 		}
@@ -733,6 +757,21 @@ func judgeEntry(t Target, p string, e acl.Entry, self string) *Finding {
 		return &Finding{Target: t, Path: p, Refuse: true,
 			Problem: fmt.Sprintf("is a file with %d names (hard links): whoever may change it under another name changes what the service reads or runs here", e.Links),
 			Fix:     fixHardLink(p)}
+	}
+	return nil
+}
+
+// judgeWriters refuses an entry p of an Input tree whose own ACL lets an
+// account other than SYSTEM, Administrators, TrustedInstaller and self
+// change it: a plugin anyone may overwrite runs as SYSTEM with what they
+// wrote. What it inherits from the tree's root, judged already, passes.
+func judgeWriters(t Target, p string, e acl.Entry, self string) *Finding {
+	for _, g := range e.Security.Others(self) {
+		if g.Write {
+			return &Finding{Target: t, Path: p, Refuse: true,
+				Problem: "may be changed by others: " + g.String() + ", who may put what the service then runs or reads as SYSTEM",
+				Fix:     fixParent(p, g.Trustee)}
+		}
 	}
 	return nil
 }

@@ -543,3 +543,70 @@ func TestAFolderTheNodeMadeIsNotRecordedAsChanged(t *testing.T) {
 		t.Errorf("record = %s, want D:\\data made and nothing changed", rec)
 	}
 }
+
+// cniHost is a host with containerd's CNI folders where the guides put
+// them, made by an administrator and only changeable by administrators,
+// holding what an administrator copied there.
+func cniHost() *host {
+	h := newHost(map[string]string{
+		`C:\opt`: restricted, `C:\opt\cni`: restricted, `C:\opt\cni\bin`: restricted,
+		`C:\opt\cni\bin\win-bridge.exe`: inherited, `C:\opt\cni\bin\host-local.exe`: inherited,
+	})
+	h.files[`c:\opt\cni\bin\win-bridge.exe`] = true
+	h.files[`c:\opt\cni\bin\host-local.exe`] = true
+	return h
+}
+
+var cniTarget = Target{What: "a CNI plugin folder", Path: `C:\opt\cni\bin`, Input: true, Tree: true}
+
+// An Input Tree (containerd's CNI plugin and configuration folders, whose
+// every entry runs as SYSTEM or chooses what does) is judged entry by
+// entry, like a restricted folder, and, since nothing restricts it, an
+// entry others may change is refused too; what administrators own passes.
+// An Input folder without Tree (containerd's root, with its layers) is
+// judged by itself and its parents only.
+func TestAnInputTreeIsJudgedEntryByEntry(t *testing.T) {
+	if f, err := Audit([]Target{cniTarget}, cniHost().Host(SystemSIDForTest), Starting); err != nil || len(f) != 0 {
+		t.Fatalf("admin-made CNI folder: Audit = %v, %v; want nothing", f, err)
+	}
+	plugin := `C:\opt\cni\bin\win-bridge.exe`
+	for _, c := range []struct {
+		name  string
+		plant func(h *host)
+		want  []string
+	}{
+		{"a plugin a user put there", func(h *host) { owned(h, plugin) },
+			[]string{plugin + " (in C:\\opt\\cni\\bin, a CNI plugin folder) is owned by " + userSID, `takeown /F "` + plugin + `" /A`}},
+		{"a plugin users may overwrite", func(h *host) { h.set(plugin, inherited+"(A;;0x1301bf;;;BU)") },
+			[]string{plugin + " (in C:\\opt\\cni\\bin, a CNI plugin folder) may be changed by others: BUILTIN\\Users may change or delete", `icacls "` + plugin + `" /remove:g *S-1-5-32-545`}},
+		{"a plugin that is a symbolic link", func(h *host) { h.reparse[strings.ToLower(plugin)] = acl.ReparseTagSymlink },
+			[]string{plugin + " (in C:\\opt\\cni\\bin, a CNI plugin folder) is a symbolic link", `cmd /c del "` + plugin + `"`}},
+		{"a plugin with a second name", func(h *host) { h.links[strings.ToLower(plugin)] = 2 },
+			[]string{"is a file with 2 names (hard links)", `fsutil hardlink list "` + plugin + `"`}},
+		{"a folder of plugins a user made", func(h *host) { ownedDir(h, `C:\opt\cni\bin\extra`) },
+			[]string{`C:\opt\cni\bin\extra (in C:\opt\cni\bin, a CNI plugin folder) is owned by ` + userSID}},
+	} {
+		h := cniHost()
+		c.plant(h)
+		err := Check([]Target{cniTarget}, h.Host(SystemSIDForTest), Starting)
+		var refused *RefusedError
+		if !errors.As(err, &refused) || len(refused.Findings) != 1 {
+			t.Errorf("%s: Check = %v, want one refusal", c.name, err)
+			continue
+		}
+		for _, want := range c.want {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: refusal %q does not say %q", c.name, err, want)
+			}
+		}
+		// The same folder as a plain Input target is not walked.
+		plain := cniTarget
+		plain.Tree = false
+		if f, err := Audit([]Target{plain}, h.Host(SystemSIDForTest), Starting); err != nil || len(f) != 0 {
+			t.Errorf("%s: an Input folder without Tree was walked: %v, %v", c.name, f, err)
+		}
+		if len(h.restricted) != 0 {
+			t.Errorf("%s: restricted %v", c.name, h.restricted)
+		}
+	}
+}

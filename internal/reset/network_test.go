@@ -17,6 +17,7 @@ import (
 	"github.com/kubeedge-windows/edgecore/internal/join"
 	"github.com/kubeedge-windows/edgecore/internal/reset"
 	"github.com/kubeedge-windows/edgecore/internal/steps"
+	"github.com/kubeedge-windows/edgecore/windows/acl"
 	"github.com/kubeedge-windows/edgecore/windows/hns"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -126,6 +127,72 @@ func TestJoinHostRuntimeWritesTheNetworkOnlyWhenAsked(t *testing.T) {
 		`Node line3-pc is reset. containerd with its containers and images, and C:\var\lib\kubelet were left alone.`)
 	if _, ok := w.Services.Configs["containerd"]; !ok {
 		t.Error("reset removed the host's containerd")
+	}
+}
+
+// With the host's runtime and --mode, join creates the CNI folders it
+// points containerd at where they are missing, open to SYSTEM and
+// Administrators only from their first moment, and records them; reset
+// removes those it made, and leaves a folder it found (the operator's
+// plugins) as it was. A folder that holds what another account planted is
+// refused before any change.
+func TestJoinHostRuntimeNetworkCreatesTheCNIFoldersThatResetRemoves(t *testing.T) {
+	for _, found := range []bool{false, true} {
+		w := hosttest.NewWorld(t)
+		w.Services.Configs["containerd"] = service.Config{Name: "containerd"}
+		w.FS.AddFile(hosttest.CtrdConfig, "version = 3\n")
+		if found {
+			w.FS.AddFile(hosttest.CNIBinDir+`\nat.exe`, "MZ nat")
+		}
+		w.EdgecoreIssues(true)
+		o := w.Options()
+		o.Network.Mode, o.Network.Subnet = "nat", "10.244.2.0/24"
+		var out bytes.Buffer
+		if err := join.Run(context.Background(), &out, o, w.System()); err != nil {
+			t.Fatalf("join failed: %v\n%s", err, out.String())
+		}
+		made := map[string]string{hosttest.CtrdDir + `\cni`: acl.ParentSDDL, hosttest.CNIConfDir: acl.DirectorySDDL, hosttest.CNIBinDir: acl.DirectorySDDL}
+		if found {
+			made = map[string]string{hosttest.CNIConfDir: acl.DirectorySDDL}
+		}
+		for d, want := range made {
+			if w.Made[d] != want {
+				t.Errorf("found %v: %s was made with %q, want %q", found, d, w.Made[d], want)
+			}
+		}
+		if _, ok := w.Made[hosttest.CNIBinDir]; found && ok {
+			t.Errorf("the plugin folder the operator made was made again")
+		}
+		hosttest.MustContain(t, "record", w.FS.Content(hosttest.CNINetRecord), `"dirs": [`, `"C:\\Program Files\\containerd\\cni\\conf"`)
+		out.Reset()
+		if err := reset.Run(context.Background(), nil, &out, false, reset.Options{ConfigFile: hosttest.CfgFile, LogFile: hosttest.LogFile, Force: true, Host: w.Host, Layout: config.NewLayout(w.Host)}, w.System()); err != nil {
+			t.Fatalf("reset failed: %v\n%s", err, out.String())
+		}
+		hosttest.MustContain(t, "reset output", out.String(), "removed "+hosttest.CNINAT, "removed "+hosttest.CNIConfDir+"\n")
+		if w.FS.Has(hosttest.CNIConfDir) || w.FS.Has(hosttest.CNINetRecord) {
+			t.Errorf("found %v: reset left what join made: %v", found, w.FS.Paths())
+		}
+		if found != w.FS.Has(hosttest.CNIBinDir) || found != w.FS.Has(hosttest.CtrdDir+`\cni`) {
+			t.Errorf("found %v: after reset: %v\n%s", found, w.FS.Paths(), out.String())
+		}
+		if !w.FS.Has(hosttest.CtrdConfig) {
+			t.Error("reset removed the host's config.toml")
+		}
+	}
+
+	w := hosttest.NewWorld(t)
+	w.Services.Configs["containerd"] = service.Config{Name: "containerd"}
+	w.FS.AddFile(hosttest.CtrdConfig, "version = 3\n")
+	w.FS.AddFile(hosttest.CNIConfDir+`\0-evil.conflist`, `{"type": "evil"}`)
+	w.SDDL = map[string]string{hosttest.CNIConfDir + `\0-evil.conflist`: "O:S-1-5-21-1-2-3-1001D:(A;;FA;;;S-1-5-21-1-2-3-1001)"}
+	before := w.FS.Paths()
+	o := w.Options()
+	o.Network.Mode, o.Network.Subnet = "nat", "10.244.2.0/24"
+	err := join.Run(context.Background(), &bytes.Buffer{}, o, w.System())
+	hosttest.StepError(t, err, 1, 9)
+	hosttest.MustContain(t, "refusal", err.Error(), hosttest.CNIConfDir+`\0-evil.conflist (in `+hosttest.CNIConfDir+", a CNI configuration folder", "is owned by S-1-5-21-1-2-3-1001")
+	if after := w.FS.Paths(); !reflect.DeepEqual(before, after) || len(w.Services.Calls) != 0 {
+		t.Errorf("the host changed: %v %v", after, w.Services.Calls)
 	}
 }
 

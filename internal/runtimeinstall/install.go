@@ -187,6 +187,9 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 	if err := protect.Check(in.installFolders(), h.Protect, protect.Adopting); err != nil {
 		return nil, steps.WithFix(err, fixFolders)
 	}
+	if err := CheckCNIFolders(in.cniFolders(), h.Protect); err != nil {
+		return nil, err
+	}
 	if config.LinuxOnlySandboxImage(o.SandboxImage) {
 		// The only place the node's pause image reaches a runtime:
 		// containerd starts every sandbox from the one config.toml pins.
@@ -199,17 +202,19 @@ func Decide(ctx context.Context, o Options, h Host) (*Installer, error) {
 }
 
 // checkHostFolders refuses the host's containerd when a folder of its
-// data (HostFolders) is not judged safe: the node would run what its
-// owner put there.
+// data, or one of its CNI folders and what they hold (HostFolders), is
+// not judged safe: the node would run what its owner put there. A CNI
+// folder that is missing passes here: the node's start creates it
+// restricted (internal/node), and a network join writes creates it first.
 func (in *Installer) checkHostFolders() error {
-	targets, err := HostFolders(in.h, in.o.Layout)
+	data, cni, err := HostFolders(in.h, in.o.Layout)
 	if err != nil {
-		return fmt.Errorf("reading %s for containerd's folders: %w", in.o.Layout.ContainerdConfigFile, err)
+		return err
 	}
-	if err := protect.Check(targets, in.h.Protect, protect.Adopting); err != nil {
+	if err := protect.Check(data, in.h.Protect, protect.Adopting); err != nil {
 		return steps.WithFix(err, fixFolders)
 	}
-	return nil
+	return CheckCNIFolders(cni, in.h.Protect)
 }
 
 // Installs reports whether the bundled runtime is to be installed.
@@ -352,6 +357,9 @@ func (in *Installer) installFiles(_ context.Context, out io.Writer) error {
 	// left as it is by Create: judged again, it is refused.
 	if err := protect.Check(in.installFolders(), in.h.Protect, protect.Adopting); err != nil {
 		return steps.WithFix(err, fixFolders)
+	}
+	if err := CheckCNIFolders(in.cniFolders(), in.h.Protect); err != nil {
+		return err
 	}
 	for _, f := range Files {
 		dst := f.Target(l)

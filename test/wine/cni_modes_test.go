@@ -27,7 +27,10 @@ type cniHost struct {
 
 func newCNIHost(t *testing.T, golden string, crlf bool) *cniHost {
 	t.Helper()
-	h := &cniHost{dir: t.TempDir()}
+	// On the prefix's drive C: cni-config refuses CNI folders below a
+	// folder others may rename, which the test's own temporary folder is
+	// under Wine (Z:\tmp, mode 1777).
+	h := &cniHost{dir: driveCTempDir(t)}
 	data, err := os.ReadFile(filepath.Join("..", "..", "config", "containerd", "testdata", golden))
 	if err != nil {
 		t.Fatal(err)

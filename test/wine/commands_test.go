@@ -108,8 +108,12 @@ func TestPreflightBeforeJoin(t *testing.T) {
 
 func TestCNIConfig(t *testing.T) {
 	forgetPodNetworkRecord(t)
-	out := filepath.Join(t.TempDir(), "0-containerd-nat.conf")
-	r := run(t, time.Minute, "cni-config", "--subnet", "10.244.2.0/24", "--gateway", "10.244.3.1", "--dns", "10.0.0.10", "-o", toWindowsPath(out))
+	// On the prefix's drive C, and with a plugin folder of its own there:
+	// cni-config refuses CNI folders below one others may rename (Z:\tmp
+	// under Wine), and creates the missing ones it points containerd at.
+	dir := driveCTempDir(t)
+	out, bin := filepath.Join(dir, "conf", "0-containerd-nat.conf"), toWindowsPath(filepath.Join(dir, "bin"))
+	r := run(t, time.Minute, "cni-config", "--subnet", "10.244.2.0/24", "--gateway", "10.244.3.1", "--dns", "10.0.0.10", "-o", toWindowsPath(out), "--cni-bin-dir", bin)
 	if r.code != 1 || !strings.Contains(r.stderr, "--gateway 10.244.3.1") || !strings.Contains(r.stderr, "10.244.2.1") {
 		t.Errorf("a gateway outside the subnet: exit %d\n%s", r.code, r.stderr)
 	}
@@ -117,7 +121,7 @@ func TestCNIConfig(t *testing.T) {
 		t.Fatal("a configuration was written although the gateway was wrong")
 	}
 
-	r = run(t, time.Minute, "cni-config", "--subnet", "10.244.2.0/24", "--dns", "10.0.0.10", "-o", toWindowsPath(out))
+	r = run(t, time.Minute, "cni-config", "--subnet", "10.244.2.0/24", "--dns", "10.0.0.10", "-o", toWindowsPath(out), "--cni-bin-dir", bin)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
