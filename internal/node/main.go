@@ -207,12 +207,14 @@ func openEventLog(open func(source string) (eventlog.Log, error), earlierPanic s
 			". Read that panic log and the log file around its time.")
 	}
 	service.SetEventLog(l)
-	return func() {
+	logIt = func() {
 		klog.InfoS("The service's start, stop and failures also go to the Application log", "source", eventlog.Source)
-	}, func() {
+	}
+	closeIt = func() {
 		service.SetEventLog(nil)
 		l.Close()
 	}
+	return logIt, closeIt
 }
 
 // refusedToStart writes event 107 for a service that ends with err before
