@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kubeedge-windows/edgecore/internal/crashlog"
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 	"github.com/kubeedge-windows/edgecore/windows/eventlog"
 	"github.com/kubeedge-windows/edgecore/windows/service"
 )
@@ -27,7 +28,7 @@ func recording(r *eventlog.Recorder) func(string) (eventlog.Log, error) {
 // note and whether it showed a crash.
 func earlierRun(t *testing.T, text string) (note string, crashed bool) {
 	t.Helper()
-	logFile := filepath.Join(t.TempDir(), "edgecore.log")
+	logFile := filepath.Join(testdir.New(t, "node-events-"), "edgecore.log")
 	path := crashlog.PanicLogPath(logFile)
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
