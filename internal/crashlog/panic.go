@@ -5,13 +5,16 @@
 package crashlog
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/kubeedge-windows/edgecore/config/ospath"
@@ -104,4 +107,37 @@ func PanicLogs(logFile string) ([]File, error) {
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].ModTime.After(found[j].ModTime) })
 	return found, nil
+}
+
+// crashStart are the lines the Go runtime starts a crash's report with in
+// standard error: a panic (modulePanicked writes one too), a fatal error
+// (out of memory, a concurrent map write, a deadlock) and a Windows
+// exception it could not turn into a panic.
+var crashStart = []string{"panic: ", "fatal error: ", "Exception 0x"}
+
+// maxCrashScan bounds how much of a panic log ShowsCrash reads: a crash's
+// first line comes before its goroutines' stacks.
+const maxCrashScan = 1 << 20
+
+// ShowsCrash reports whether the panic log at path holds a crash's report,
+// as opposed to nothing, or only the error line a run that refused to go
+// on printed as it ended (which the service wrote as its own event, 107).
+// A file that cannot be read shows none.
+func ShowsCrash(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	s := bufio.NewScanner(io.LimitReader(f, maxCrashScan))
+	s.Buffer(make([]byte, 64*1024), maxCrashScan)
+	for s.Scan() {
+		line := s.Text()
+		for _, p := range crashStart {
+			if strings.HasPrefix(line, p) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -158,3 +158,32 @@ func TestPanicLogsListsOnlyNonEmptyOnesNewestFirst(t *testing.T) {
 		t.Errorf("File.String() = %q, want path, size and time", s)
 	}
 }
+
+// A crash's report in the panic log tells a restart after a crash from one
+// after a run that ended with an error line (event 107 said that already).
+func TestShowsCrashTellsACrashFromAnErrorLine(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		text  string
+		crash bool
+	}{
+		"panic":          {"panic: assignment to entry in nil map\n\ngoroutine 1 [running]:\nmain.main()\n", true},
+		"module's panic": {"panic: failed to apply the edge certs\n\nmodule websocket panicked in Start:\ngoroutine 94 [running]:\n", true},
+		"fatal error":    {"fatal error: concurrent map writes\n\ngoroutine 7 [running]:\n", true},
+		"exception":      {"Exception 0xc0000005 0x0 0x0 0x7ffb12345678\nPC=0x7ffb12345678\n", true},
+		"after a line":   {"W1128 something the runtime said first\npanic: boom\n", true},
+		"refusal":        {"edgecore.exe: edgecore stopped with an error: config file C:\\etc\\kubeedge\\config\\edgecore.yaml: modules.edged: bad\n", false},
+		"empty":          {"", false},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".log")
+		if err := os.WriteFile(path, []byte(tc.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := ShowsCrash(path); got != tc.crash {
+			t.Errorf("%s: ShowsCrash = %v, want %v", name, got, tc.crash)
+		}
+	}
+	if ShowsCrash(filepath.Join(dir, "missing.log")) {
+		t.Error("a missing panic log shows a crash")
+	}
+}

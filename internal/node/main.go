@@ -36,7 +36,7 @@ import (
 // event Global\stackdump-<pid> asks for a dump of every goroutine's stack.
 // opts are complete and valid (Options.Complete, Validate); the node runs
 // on d's host.
-func Main(opts Options, d *deps.Dependencies) error {
+func Main(opts Options, d *deps.Dependencies) (err error) {
 	asService, err := service.IsWindowsService()
 	if err != nil {
 		return fmt.Errorf("cannot tell whether the service manager started edgecore: %w", err)
@@ -45,10 +45,25 @@ func Main(opts Options, d *deps.Dependencies) error {
 	// Before anything else can print: what a service prints to standard
 	// error, a panic's stacks and the error main prints when Main fails
 	// included, goes nowhere unless it is redirected.
-	var logPanicLog func()
-	earlier := ""
+	var logPanicLog, logEventLog func()
+	// inLifecycle is set once the service's lifecycle writes the events
+	// of how the run ends (windows/service).
+	inLifecycle := false
 	if asService {
-		logPanicLog, earlier = capturePanics(opts.Logs.File)
+		var earlier string
+		var crashed bool
+		logPanicLog, earlier, crashed = capturePanics(opts.Logs.File)
+		// Open before anything can fail, so that a service that cannot
+		// start (its log file cannot be opened) says why in the
+		// Application log, where nothing else would.
+		var closeEventLog func()
+		logEventLog, closeEventLog = openEventLog(eventlog.Open, earlier, crashed)
+		defer closeEventLog()
+		defer func() {
+			if !inLifecycle {
+				refusedToStart(err)
+			}
+		}()
 	}
 	interactive := term.IsTerminal(int(os.Stderr.Fd()))
 	dest := logfile.Decide(interactive, asService, opts.LogFileGiven)
@@ -68,6 +83,7 @@ func Main(opts Options, d *deps.Dependencies) error {
 	opts.diskAlert = diskAlert(asService, dest == logfile.File, os.Stderr, service.WriteEvent)
 	if logPanicLog != nil {
 		logPanicLog()
+		logEventLog()
 	}
 	defer serveStackDumps(filepath.Dir(opts.Logs.File), asService)()
 	ctx, stop, release := lifecycle.NodeContext(context.Background(), asService, runtime.GOOS, lifecycle.ProcessSignals{})
@@ -75,9 +91,9 @@ func Main(opts Options, d *deps.Dependencies) error {
 	if !asService {
 		return Run(ctx, opts, d, HostWiring())
 	}
-	defer openEventLog(earlier)()
 	preShutdown, closePreShutdown := servePreShutdownRequests()
 	defer closePreShutdown()
+	inLifecycle = true
 	return service.RunAsService(service.DefaultName, runUntilFatal(ctx, opts, d), func() {
 		stop("the service manager asked the service to stop")
 	}, preShutdown)
@@ -136,11 +152,13 @@ func panicked(module string, value any, stack []byte, secrets ...string) {
 
 // capturePanics points the process's standard error at the panic log
 // beside logFile, keeping an earlier one that is not empty as panic.log.old.
-// It returns what to log once the log is open. A service that cannot keep
-// its panic log still runs the node: the failure is logged instead.
-func capturePanics(logFile string) (logIt func(), earlier string) {
+// It returns what to log once the log is open, what happened to the
+// earlier panic log, and whether it held a crash's report. A service that
+// cannot keep its panic log still runs the node: the failure is logged
+// instead.
+func capturePanics(logFile string) (logIt func(), earlier string, crashed bool) {
 	path := crashlog.PanicLogPath(logFile)
-	f, note, err := crashlog.OpenPanicLog(path)
+	f, note, crashed, err := openPanicLog(path)
 	earlier = note
 	if err == nil {
 		// f stays open for the life of the process: the runtime writes a
@@ -158,29 +176,56 @@ func capturePanics(logFile string) (logIt func(), earlier string) {
 		default:
 			klog.InfoS("Standard error and panics of the service go to the panic log", "path", path)
 		}
-	}, earlier
+	}, earlier, crashed
+}
+
+// openPanicLog is crashlog.OpenPanicLog, also saying whether the earlier
+// panic log it kept (the previous run's standard error) holds a crash's
+// report.
+func openPanicLog(path string) (f *os.File, note string, crashed bool, err error) {
+	// Read before OpenPanicLog moves it.
+	crashed = crashlog.ShowsCrash(path)
+	f, note, err = crashlog.OpenPanicLog(path)
+	return f, note, crashed && note != "", err
 }
 
 // openEventLog has the service write its life to the Application log
-// (source eventlog.Source, which `service install` registers), and a
-// restart after a crash, which the earlier panic log kept at start shows,
-// first. It returns what closes it. Without the log the service runs all
-// the same: the log file has everything.
-func openEventLog(earlierPanic string) func() {
-	l, err := eventlog.Open(eventlog.Source)
+// (source eventlog.Source, which `service install` registers), opened with
+// open; first, when the previous run crashed (its panic log, kept at start
+// as earlierPanic, holds a crash's report), the restart after the crash.
+// A previous run that ended with an error wrote its own event (107) and
+// is no crash. It returns what to log once the log file is open, and what
+// closes the event log. Without the event log the service runs all the
+// same: the log file has everything.
+func openEventLog(open func(source string) (eventlog.Log, error), earlierPanic string, crashed bool) (logIt, closeIt func()) {
+	l, err := open(eventlog.Source)
 	if err != nil {
-		klog.InfoS("The service's events go to the log file only", "reason", err)
-		return func() {}
+		return func() { klog.InfoS("The service's events go to the log file only", "reason", err) }, func() {}
 	}
-	if earlierPanic != "" {
+	if crashed {
 		_ = eventlog.Write(l, eventlog.Restart, "The edgecore service was restarted after a crash of its previous run: "+earlierPanic+
 			". Read that panic log and the log file around its time.")
 	}
 	service.SetEventLog(l)
-	return func() {
+	logIt = func() {
+		klog.InfoS("The service's start, stop and failures also go to the Application log", "source", eventlog.Source)
+	}
+	closeIt = func() {
 		service.SetEventLog(nil)
 		l.Close()
 	}
+	return logIt, closeIt
+}
+
+// refusedToStart writes event 107 for a service that ends with err before
+// its lifecycle runs (which writes its own): its log file could not be
+// opened, so the Application log is the one place that says why.
+func refusedToStart(err error) {
+	if err == nil {
+		return
+	}
+	service.WriteEvent(eventlog.Refused, eventlog.Error, fmt.Sprintf("The edgecore service could not start: %v. "+
+		"Fix the cause it names (`edgecore.exe preflight` checks the host), then start the service.", err))
 }
 
 // serveStackDumps writes every goroutine's stack to a file in dir each time

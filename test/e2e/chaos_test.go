@@ -271,7 +271,7 @@ func newChaosChurn(t *testing.T, n *chaosNode, seed int64, maxPods int) *chaosCh
 	ch := &chaosChurn{n: n, rng: rand.New(rand.NewSource(seed + 1)), maxPods: maxPods, ops: map[string]int{}, volumes: n.e.os != "windows"}
 	// The stream pod: the fake's echo prints a line, then it keeps running.
 	pod := ch.pod(chaosStreamPod, 0, 0)
-	pod.Spec.Containers[0].Image = "registry.k8s.io/pause:3.9"
+	pod.Spec.Containers[0].Image = "registry.k8s.io/pause:3.10.2"
 	pod.Spec.Containers[0].Command = []string{fakecri.CmdEcho, "first", "line"}
 	if _, err := n.c.client.CoreV1().Pods(n.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		fatal(t, err)

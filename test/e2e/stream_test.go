@@ -107,7 +107,7 @@ func (e *edge) shellPod(t *testing.T, c *cluster, name string) {
 		Spec: corev1.PodSpec{
 			NodeName:     e.name,
 			NodeSelector: map[string]string{"kubernetes.io/os": e.os},
-			Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.9",
+			Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10.2",
 				Command: []string{fakecri.CmdEcho, "first", "line"}, ImagePullPolicy: corev1.PullIfNotPresent}},
 		},
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/windows/registry"
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
 
@@ -56,6 +57,25 @@ func state(t *testing.T) (svc.State, bool) {
 		t.Fatalf("query %s: %v", name, err)
 	}
 	return st.State, true
+}
+
+// eventSource is the registry key of the Application log's edgecore source.
+const eventSource = `SYSTEM\CurrentControlSet\Services\EventLog\Application\edgecore`
+
+// registeredSource is the message file the edgecore event source is
+// registered with, and whether it is registered.
+func registeredSource(t *testing.T) (string, bool) {
+	t.Helper()
+	k, err := registry.OpenKey(registry.LOCAL_MACHINE, eventSource, registry.QUERY_VALUE)
+	if err != nil {
+		return "", false
+	}
+	defer k.Close()
+	file, _, err := k.GetStringValue("EventMessageFile")
+	if err != nil {
+		t.Fatalf("the edgecore event source's EventMessageFile: %v", err)
+	}
+	return file, true
 }
 
 // A configuration with nothing that needs a container runtime or a cloud,
@@ -103,6 +123,9 @@ func TestServiceCommands(t *testing.T) {
 	if st, ok := state(t); !ok || st != svc.Stopped {
 		t.Fatalf("after install the service manager reports installed=%v state=%v", ok, st)
 	}
+	if file, ok := registeredSource(t); !ok || !strings.Contains(strings.ToLower(file), "eventcreate.exe") {
+		t.Errorf("after install the Application log's edgecore source is registered=%v with message file %q, want EventCreate.exe", ok, file)
+	}
 	if out, code = edgecore(t, "service", "install", "--config", cfg); code == 0 || !strings.Contains(out, "uninstall") {
 		t.Errorf("a second install: exit %d, want an error pointing to uninstall\n%s", code, out)
 	}
@@ -133,6 +156,9 @@ func TestServiceCommands(t *testing.T) {
 	}
 	if _, installed := state(t); installed {
 		t.Fatal("the service manager still knows the service after uninstall")
+	}
+	if _, ok := registeredSource(t); ok {
+		t.Error("the Application log's edgecore source is still registered after uninstall")
 	}
 	if out, _ = edgecore(t, "service", "status"); !strings.Contains(out, "not installed") {
 		t.Errorf("status after uninstall:\n%s", out)
