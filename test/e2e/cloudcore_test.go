@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -30,12 +31,19 @@ var (
 	certPort = 10002 + portOffset
 )
 
-var portOffset = func() int {
-	n, err := strconv.Atoi(os.Getenv("E2E_PORT_OFFSET"))
-	if err != nil || n < 0 || n > 50000 {
-		return 0
+// portOffset is E2E_PORT_OFFSET; a value that is not a whole number from
+// 0 to 50000 is portOffsetErr, which startCloudcore reports rather than
+// run on the fixed ports the operator meant to move.
+var portOffset, portOffsetErr = func() (int, error) {
+	v := os.Getenv("E2E_PORT_OFFSET")
+	if v == "" {
+		return 0, nil
 	}
-	return n
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 50000 {
+		return 0, fmt.Errorf("E2E_PORT_OFFSET=%q: want a whole number from 0 to 50000 (10000 moves cloudcore's ports to 20000-20004)", v)
+	}
+	return n, nil
 }()
 
 // startCloudcore writes cloudcore's configuration from its own
@@ -43,6 +51,9 @@ var portOffset = func() int {
 // it, and starts it.
 func (c *cluster) startCloudcore(t *testing.T) {
 	t.Helper()
+	if portOffsetErr != nil {
+		fatal(t, portOffsetErr)
+	}
 	bin := mustEnv(t, "CLOUDCORE_BIN")
 	out, err := exec.Command(bin, "--defaultconfig").Output()
 	if err != nil {

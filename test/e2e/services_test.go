@@ -142,7 +142,7 @@ func TestWindowsServices(t *testing.T) {
 	answered := eventually(t, podBound, "the restarted node answers "+name+" without the cloud", func() (bool, error) {
 		got, err := resolve(dns, name, false)
 		// Who holds the port, should the new process not bind it
-		// (Wine kept the killed process's socket once: windows/udpsock).
+		// (Wine's server kept a killed process's socket: see above).
 		return got == vip, fmt.Errorf("%q, %v; port 53 bound by %v", got, err, portHolders(53))
 	})
 	eventually(t, podBound, "the restarted node programs the load balancer without the cloud", func() (bool, error) {
