@@ -31,7 +31,7 @@ check() { # check PACKAGES FORBIDDEN_DIR...
 check ./windows/... internal cmd
 check ./config/... internal cmd windows
 check ./internal/... cmd
-shared=(deps hostfs steps clock hostprobe protect crashlog version envcheck lifecycle logfile memlimit nodedb release reconnect servertrust jobpolicy servicestore clusterdns)
+shared=(deps hostfs steps clock hostprobe protect crashlog version envcheck lifecycle logfile memlimit nodedb release reconnect servertrust jobpolicy servicestore clusterdns podrelist)
 procedures=(join reset configfile preflight upgrade podnet servicectl)
 node=(node modules)
 prefixed() { local p=$1; shift; printf "$p%s " "$@"; }

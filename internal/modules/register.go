@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeedge/api/apis/componentconfig/edgecore/v1alpha2"
+	"github.com/kubeedge/beehive/pkg/core"
 	"github.com/kubeedge/kubeedge/edge/pkg/devicetwin"
 	"github.com/kubeedge/kubeedge/edge/pkg/edged"
 	"github.com/kubeedge/kubeedge/edge/pkg/edgehub"
@@ -51,7 +52,8 @@ func migrateDatabase(dataSource string) {
 // opens the database with the tables of the enabled modules, then
 // registers every edge module with its part of c (edgeHub with its
 // reconnection hooks, which record the connection's state in statusFile
-// unless it is ""), and last the Windows
+// unless it is ""), the relisting of the node's pods after metamanager,
+// and last the Windows
 // node job runners, which must replace upstream's: taskmanager.Register
 // installs those.
 func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent, statusFile string) {
@@ -73,6 +75,9 @@ func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent, s
 	edgehub.Register(c.Modules.EdgeHub, node)
 	eventbus.Register(c.Modules.EventBus, node)
 	metamanager.Register(c.Modules.MetaManager)
+	if c.Modules.Edged.Enable && c.Modules.MetaManager.Enable && c.Modules.EdgeHub.Enable {
+		core.Register(&podRelistModule{node: node})
+	}
 	servicebus.Register(c.Modules.ServiceBus)
 	edgestream.Register(c.Modules.EdgeStream, node, c.Modules.Edged.NodeIP)
 	taskmanager.Register(c.Modules.TaskManager)

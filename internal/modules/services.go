@@ -3,7 +3,6 @@ package modules
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -26,9 +25,7 @@ import (
 	"github.com/kubeedge/beehive/pkg/core"
 	beehiveContext "github.com/kubeedge/beehive/pkg/core/context"
 	"github.com/kubeedge/beehive/pkg/core/model"
-	cloudmodules "github.com/kubeedge/kubeedge/cloud/pkg/common/modules"
 	connect "github.com/kubeedge/kubeedge/edge/pkg/common/cloudconnection"
-	edgemodules "github.com/kubeedge/kubeedge/edge/pkg/common/modules"
 	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/dao/dbclient"
 	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/metaserver/kubernetes/storage/sqlite/imitator"
 	"github.com/kubeedge/kubeedge/edge/pkg/metamanager/metaserver/kubernetes/storage/sqlite/imitator/watchhook"
@@ -412,14 +409,6 @@ func proxyEndpointSlice(obj runtime.Object) runtime.Object {
 	return c
 }
 
-// sendToCloud sends m through edgeHub and waits for the cloud's answer.
-func sendToCloud(m model.Message) (model.Message, error) {
-	return beehiveContext.SendSync(edgemodules.EdgeHubModuleName, m, cloudAnswerTimeout)
-}
-
-// cloudAnswerTimeout bounds the wait for the cloud's dynamicController.
-const cloudAnswerTimeout = 10 * time.Second
-
 // resubscribeAfter paces the subscription after a failure: the cloud may
 // run without dynamicController for a long time.
 var resubscribeAfter = []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 5 * time.Minute}
@@ -475,11 +464,6 @@ func (s *subscriber) run(ctx context.Context) {
 	}
 }
 
-// errNoDynamicController is the subscription's error when the cloud does
-// not answer it.
-var errNoDynamicController = errors.New("cloudcore sends Services and EndpointSlices to edge nodes only with its dynamicController on: " +
-	"set modules.dynamicController.enable: true in cloudcore.yaml (keadm init --set cloudCore.modules.dynamicController.enable=true) and restart cloudcore")
-
 // subscribe sends the watch and the list of each kind.
 func (s *subscriber) subscribe(ctx context.Context) error {
 	for _, k := range storeKinds {
@@ -523,34 +507,9 @@ func (s *subscriber) subscribe(ctx context.Context) error {
 	return nil
 }
 
-// apply sends one application (metaserver's message to the cloud's
-// dynamicController) and returns the cloud's answer body.
+// apply asks the cloud's dynamicController for every object of the kind
+// key names.
 func (s *subscriber) apply(ctx context.Context, key string, verb metaserver.ApplicationVerb) ([]byte, error) {
-	app, err := metaserver.NewApplication(ctx, key, verb, s.node, "", metav1.ListOptions{}, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer app.Cancel()
-	app.Identifier()
-	msg := model.NewMessage("").SetRoute(metaserver.MetaServerSource, cloudmodules.DynamicControllerModuleGroup).FillBody(app)
-	msg.SetResourceOperation("null", "null")
-	resp, err := s.send(*msg)
-	if err != nil {
-		if strings.Contains(err.Error(), "timeout") {
-			return nil, fmt.Errorf("no answer within %v: %w", cloudAnswerTimeout, errNoDynamicController)
-		}
-		return nil, err
-	}
-	got, err := metaserver.MsgToApplication(resp)
-	if err != nil {
-		return nil, fmt.Errorf("the cloud's answer: %w", err)
-	}
-	switch got.Status {
-	case metaserver.Approved:
-		return got.RespBody, nil
-	case metaserver.Rejected:
-		return nil, fmt.Errorf("the cloud refused it: %s%s (with cloudcore's requireAuthorization, nodes need list and watch on services and endpointslices: "+
-			"bind the ClusterRole system:node-proxier to the group system:nodes)", got.Error.Error(), got.Reason)
-	}
-	return nil, fmt.Errorf("the cloud answered %s: %s", got.Status, got.Reason)
+	return askCloud(ctx, s.send, s.node, key, verb, metav1.ListOptions{},
+		"nodes need list and watch on services and endpointslices: bind the ClusterRole system:node-proxier to the group system:nodes")
 }

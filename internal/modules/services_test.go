@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -96,6 +97,7 @@ func (l labelSet) Lookup(k string) (string, bool) { v, ok := l[k]; return v, ok 
 // does, from lists of names.
 type cloud struct {
 	lists  map[string]string // key -> list JSON
+	mu     sync.Mutex
 	asked  []string
 	err    error
 	reject string
@@ -106,7 +108,14 @@ func (c *cloud) send(m model.Message) (model.Message, error) {
 	if err != nil {
 		return model.Message{}, err
 	}
-	c.asked = append(c.asked, string(app.Verb)+" "+app.Key+" by "+app.Nodename)
+	asked := string(app.Verb) + " " + app.Key + " by " + app.Nodename
+	var o metav1.ListOptions
+	if err := app.OptionTo(&o); err == nil && o.FieldSelector != "" {
+		asked += " where " + o.FieldSelector
+	}
+	c.mu.Lock()
+	c.asked = append(c.asked, asked)
+	c.mu.Unlock()
 	if c.err != nil {
 		return model.Message{}, c.err
 	}

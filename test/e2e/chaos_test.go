@@ -898,7 +898,7 @@ func (n *chaosNode) runSchedule(t *testing.T, seed int64, sched []chaosFault, ch
 func TestLinuxChaosSmoke(t *testing.T) {
 	seed := chaosSeed(t)
 	t.Logf("chaos seed %d (CHAOS_SEED=%d replays it)", seed, seed)
-	c := startCluster(t)
+	c := startClusterWith(t, cluster{dynamicController: true})
 	n := startChaosNode(t, c, "linux", "chaos-smoke", mustEnv(t, "EDGECORE_BIN"), nil)
 	churn := newChaosChurn(t, n, seed, 4)
 	sched := chaosSchedule(seed, 4, 0, 6*time.Second)
