@@ -6,6 +6,9 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
 )
 
 // Go's own UDP socket either works or fails in the way Refused knows
@@ -83,5 +86,24 @@ func TestCloseEndsRead(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ReadFrom still blocked 10 s after Close")
+	}
+}
+
+// A socket of Listen is not inherited by a child process: a child the
+// node starts must not keep the DNS responder's port once the node ends.
+func TestListenSocketNotInherited(t *testing.T) {
+	pc, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	// x/sys/windows has SetHandleInformation only.
+	get := windows.NewLazySystemDLL("kernel32.dll").NewProc("GetHandleInformation")
+	var flags uint32
+	if r, _, err := get.Call(uintptr(pc.(*conn).fd), uintptr(unsafe.Pointer(&flags))); r == 0 {
+		t.Fatalf("GetHandleInformation of the socket: %v", err)
+	}
+	if flags&windows.HANDLE_FLAG_INHERIT != 0 {
+		t.Errorf("the socket's handle flags are %#x: inheritable", flags)
 	}
 }
