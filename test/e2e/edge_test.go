@@ -221,6 +221,19 @@ func (e *edge) adjustConfig(t *testing.T) {
 	if err := os.WriteFile(e.cfgPath, data, 0o600); err != nil {
 		fatal(t, err)
 	}
+	if e.os == "linux" {
+		// No per-QoS cgroups, as on Windows. Every Linux node of a run
+		// shares this host's cgroup hierarchy: each kubelet removes the pod
+		// cgroups of pods it does not know (the other nodes'), and a
+		// kubelet whose running pod lost its cgroup kills the pod's
+		// containers to start them again under it. Two nodes side by side
+		// (the chaos parts, the fleet) restarted each other's pods within
+		// a second of every start, into CrashLoopBackOff. Written into
+		// the file as the reference reads it too: an empty list, which
+		// the marshalled configuration would leave out.
+		setYAML(t, e.cfgPath, []string{"modules", "edged", "tailoredKubeletConfig", "cgroupsPerQOS"}, false)
+		setYAML(t, e.cfgPath, []string{"modules", "edged", "tailoredKubeletConfig", "enforceNodeAllocatable"}, []any{})
+	}
 }
 
 func (e *edge) startEdgecore(t *testing.T) {
@@ -228,7 +241,13 @@ func (e *edge) startEdgecore(t *testing.T) {
 	if e.console {
 		consoleKubelet(t, e)
 	}
-	bin, args := e.command(e.bin, "--config", e.cfgArg)
+	args := []string{"--config", e.cfgArg}
+	// E2E_EDGECORE_V=N: the node's log at verbosity N (the kubelet's
+	// reasons for what it does are at 2 and above).
+	if v := os.Getenv("E2E_EDGECORE_V"); v != "" {
+		args = append(args, "--v="+v)
+	}
+	bin, args := e.command(e.bin, args...)
 	// A log for each run: a failure after a restart shows the run
 	// before it too.
 	name := "edgecore"
