@@ -228,11 +228,11 @@ func (e *edge) adjustConfig(t *testing.T) {
 		// kubelet whose running pod lost its cgroup kills the pod's
 		// containers to start them again under it. Two nodes side by side
 		// (the chaos parts, the fleet) restarted each other's pods within
-		// a second of every start, into CrashLoopBackOff. Written into
-		// the file as the reference reads it too: an empty list, which
-		// the marshalled configuration would leave out.
+		// a second of every start, into CrashLoopBackOff. Enforcement
+		// "none": an empty list is taken for the default ["pods"], which
+		// the kubelet refuses without per-QoS cgroups.
 		setYAML(t, e.cfgPath, []string{"modules", "edged", "tailoredKubeletConfig", "cgroupsPerQOS"}, false)
-		setYAML(t, e.cfgPath, []string{"modules", "edged", "tailoredKubeletConfig", "enforceNodeAllocatable"}, []any{})
+		setYAML(t, e.cfgPath, []string{"modules", "edged", "tailoredKubeletConfig", "enforceNodeAllocatable"}, []any{"none"})
 	}
 }
 
