@@ -38,9 +38,9 @@ type hubOptions struct {
 	leaseSeconds int32
 	// token is the join token, never repeated in the log.
 	token string
-	// statusFile is where the connection's state is recorded for
-	// `service status` (reconnect.StatusPath), "" for nowhere.
-	statusFile string
+	// status records the connection's state for `service status`
+	// (newHubStatus; nil for nowhere).
+	status *hubStatus
 	// certFile is the node's certificate (modules.edgeHub.tlsCertFile):
 	// a node without one has never reached its cloud.
 	certFile string
@@ -80,7 +80,7 @@ func installHubReconnect(o hubOptions) {
 			klog.InfoS("cloudcore has not answered on the stream tunnel: closing it to connect again", "silentFor", silent.Round(time.Second))
 		}
 		edgestream.Connected = func(conn *websocket.Conn) { go tunnel.Watch(conn) }
-		status := &hubStatus{path: o.statusFile, pid: os.Getpid(), write: writeFile, now: time.Now}
+		status := o.status
 		status.record(false, "")
 		certs := &certWait{wait: edgehub.ReconnectWait, done: beehiveContext.Done(), status: status, token: o.token, sleep: sleepOrDone}
 		certificate.ApplyFailed = certs.failed
@@ -262,7 +262,7 @@ func (s *hubStatus) record(connected bool, waiting string) {
 	if s.last.PID != 0 && s.last.Connected == connected && s.last.Waiting == waiting {
 		return
 	}
-	next := reconnect.Status{PID: s.pid, Connected: connected, Since: s.now().UTC(), Waiting: waiting}
+	next := reconnect.Status{PID: s.pid, Connected: connected, Since: s.now().UTC(), Waiting: waiting, Pods: s.last.Pods}
 	if s.last.PID != 0 && s.last.Connected == connected {
 		// A new reason for the same state: the state's age stays.
 		next.Since = s.last.Since
@@ -275,6 +275,35 @@ func (s *hubStatus) record(connected bool, waiting string) {
 		return
 	}
 	s.last = next
+}
+
+// recordPods records why the node cannot list its pods from the cloud
+// ("" once it can), keeping the connection's state.
+func (s *hubStatus) recordPods(problem string) {
+	if s == nil || s.path == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last.PID == 0 || s.last.Pods == problem {
+		return
+	}
+	next := s.last
+	next.Pods = problem
+	if err := s.write(s.path, next.Encode()); err != nil {
+		if !s.warned {
+			s.warned = true
+			klog.ErrorS(err, "Cannot record the connection's state for `edgecore.exe service status`", "file", s.path)
+		}
+		return
+	}
+	s.last = next
+}
+
+// newHubStatus is the status of this process, recorded in path ("" for
+// nowhere).
+func newHubStatus(path string) *hubStatus {
+	return &hubStatus{path: path, pid: os.Getpid(), write: writeFile, now: time.Now}
 }
 
 // writeFile replaces path as a whole: `service status` never reads half a

@@ -47,6 +47,9 @@ type podRelister struct {
 	local func() ([]corev1.Pod, error)
 	// hand gives metamanager a message as from cloudcore.
 	hand func(model.Message)
+	// report records why the node cannot list its pods ("" once it can)
+	// for `service status`; nil for nowhere.
+	report func(problem string)
 	// poll is how often the connection is looked at (2 s when zero);
 	// every is relistEvery when zero.
 	poll, every time.Duration
@@ -76,8 +79,10 @@ func (r *podRelister) run(ctx context.Context) {
 				}
 				retryAt = time.Now().Add(resubscribeAfter[min(failures, len(resubscribeAfter)-1)])
 				failures++
+				r.tell(err.Error())
 			} else {
 				due, failures, lastErr, listedAt = false, 0, "", time.Now()
+				r.tell("")
 			}
 		}
 		select {
@@ -85,6 +90,12 @@ func (r *podRelister) run(ctx context.Context) {
 			return
 		case <-time.After(poll):
 		}
+	}
+}
+
+func (r *podRelister) tell(problem string) {
+	if r.report != nil {
+		r.report(problem)
 	}
 }
 
@@ -156,7 +167,10 @@ func localPods() ([]corev1.Pod, error) {
 }
 
 // podRelistModule runs the relister on the bus.
-type podRelistModule struct{ node string }
+type podRelistModule struct {
+	node   string
+	status *hubStatus
+}
 
 func (*podRelistModule) Name() string                             { return podRelistModuleName }
 func (*podRelistModule) Group() string                            { return podRelistModuleName }
@@ -165,6 +179,6 @@ func (*podRelistModule) RestartPolicy() *core.ModuleRestartPolicy { return nil }
 
 func (m *podRelistModule) Start() {
 	r := &podRelister{node: m.node, send: sendToCloud, connected: connect.IsConnected, local: localPods,
-		hand: func(msg model.Message) { beehiveContext.Send(edgemodules.MetaManagerModuleName, msg) }}
+		hand: func(msg model.Message) { beehiveContext.Send(edgemodules.MetaManagerModuleName, msg) }, report: m.status.recordPods}
 	r.run(beehiveContext.GetContext())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeedge/beehive/pkg/core/model"
+
+	"github.com/kubeedge-windows/edgecore/internal/reconnect"
 )
 
 // The list of a cloud that lost two messages: the pod "deleting" was
@@ -136,4 +139,69 @@ func TestPodRelisterListsOnEachConnection(t *testing.T) {
 	}
 	up.Store(true)
 	waitFor(2)
+}
+
+// `service status` says why the node cannot list its pods, and stops
+// saying it once the node can.
+func TestPodRelisterReportsWhyItCannotList(t *testing.T) {
+	saved := resubscribeAfter
+	resubscribeAfter = []time.Duration{time.Millisecond}
+	defer func() { resubscribeAfter = saved }()
+	c := &cloud{lists: map[string]string{podsKey: `{"metadata":{"resourceVersion":"1"},"items":[]}`}, err: errors.New("timeout")}
+	reports := make(chan string, 100)
+	r := &podRelister{node: "ipc-7", send: c.send, connected: func() bool { return true }, poll: time.Millisecond, every: time.Hour,
+		local: func() ([]corev1.Pod, error) { return nil, nil }, hand: func(model.Message) {},
+		report: func(p string) { reports <- p }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	next := func() string {
+		t.Helper()
+		select {
+		case p := <-reports:
+			return p
+		case <-time.After(10 * time.Second):
+			t.Fatal("no report")
+			return ""
+		}
+	}
+	if p := next(); !strings.Contains(p, "modules.dynamicController.enable: true") {
+		t.Fatalf("the problem reported: %q", p)
+	}
+	c.mu.Lock()
+	c.err = nil
+	c.mu.Unlock()
+	for p := next(); p != ""; p = next() {
+	}
+}
+
+func TestHubStatusKeepsThePodsProblemAcrossConnections(t *testing.T) {
+	path := t.TempDir() + "/hub-status.json"
+	s := &hubStatus{path: path, pid: 42, write: writeFile, now: time.Now}
+	read := func() reconnect.Status {
+		t.Helper()
+		st, ok, err := reconnect.ReadStatus(os.ReadFile, path)
+		if err != nil || !ok {
+			t.Fatalf("status: %v %v", ok, err)
+		}
+		return st
+	}
+	s.recordPods("before any state") // nothing recorded yet: not written
+	if _, ok, _ := reconnect.ReadStatus(os.ReadFile, path); ok {
+		t.Error("a problem was written before the connection's state")
+	}
+	s.record(true, "")
+	s.recordPods("no dynamicController")
+	if st := read(); !st.Connected || st.Pods != "no dynamicController" {
+		t.Errorf("after the problem: %+v", st)
+	}
+	s.record(false, "")
+	if st := read(); st.Connected || st.Pods != "no dynamicController" {
+		t.Errorf("after a disconnection: %+v", st)
+	}
+	s.recordPods("")
+	if st := read(); st.Pods != "" {
+		t.Errorf("after a list: %+v", st)
+	}
 }

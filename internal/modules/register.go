@@ -67,16 +67,17 @@ func Register(c *v1alpha2.EdgeCoreConfig, goos string, upgrades *UpgradeAgent, s
 	migrateDatabase(c.DataBase.DataSource)
 	devicetwin.Register(c.Modules.DeviceTwin, node)
 	edged.Register(c.Modules.Edged)
+	status := newHubStatus(statusFile)
 	installHubReconnect(hubOptions{
 		heartbeat: time.Duration(c.Modules.EdgeHub.Heartbeat) * time.Second, node: node,
 		leaseSeconds: c.Modules.Edged.TailoredKubeletConfig.NodeLeaseDurationSeconds,
-		token:        c.Modules.EdgeHub.Token, statusFile: statusFile, certFile: firstConnectionCert(c.Modules.EdgeHub),
+		token:        c.Modules.EdgeHub.Token, status: status, certFile: firstConnectionCert(c.Modules.EdgeHub),
 	})
 	edgehub.Register(c.Modules.EdgeHub, node)
 	eventbus.Register(c.Modules.EventBus, node)
 	metamanager.Register(c.Modules.MetaManager)
 	if c.Modules.Edged.Enable && c.Modules.MetaManager.Enable && c.Modules.EdgeHub.Enable {
-		core.Register(&podRelistModule{node: node})
+		core.Register(&podRelistModule{node: node, status: status})
 	}
 	servicebus.Register(c.Modules.ServiceBus)
 	edgestream.Register(c.Modules.EdgeStream, node, c.Modules.Edged.NodeIP)

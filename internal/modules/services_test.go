@@ -115,9 +115,10 @@ func (c *cloud) send(m model.Message) (model.Message, error) {
 	}
 	c.mu.Lock()
 	c.asked = append(c.asked, asked)
+	err = c.err
 	c.mu.Unlock()
-	if c.err != nil {
-		return model.Message{}, c.err
+	if err != nil {
+		return model.Message{}, err
 	}
 	if app.ID == "" {
 		return model.Message{}, errors.New("an application without its ID")

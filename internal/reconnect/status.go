@@ -31,6 +31,10 @@ type Status struct {
 	Since     time.Time `json:"since"`
 	// Waiting says why the node is not connected yet, when it knows.
 	Waiting string `json:"waiting,omitempty"`
+	// Pods says why the node cannot list its pods from the cloud ("" when
+	// it can, or has not tried): it then misses what cloudcore's lost
+	// messages left out.
+	Pods string `json:"pods,omitempty"`
 }
 
 // Encode is the file's content.
@@ -62,11 +66,17 @@ func (s Status) Describe(pid uint32, now time.Time) string {
 		return ""
 	}
 	since := fmt.Sprintf("since %s (%s ago)", s.Since.UTC().Format(time.RFC3339), now.Sub(s.Since).Round(time.Second))
-	if s.Connected {
-		return "connected to cloudcore " + since
+	var d string
+	switch {
+	case s.Connected:
+		d = "connected to cloudcore " + since
+	case s.Waiting != "":
+		d = "not connected to cloudcore " + since + ": " + s.Waiting
+	default:
+		d = "not connected to cloudcore " + since
 	}
-	if s.Waiting != "" {
-		return "not connected to cloudcore " + since + ": " + s.Waiting
+	if s.Pods != "" {
+		d += "; the node cannot list its pods from the cloud: " + s.Pods
 	}
-	return "not connected to cloudcore " + since
+	return d
 }

@@ -29,6 +29,16 @@ func TestStatusRoundTripAndDescribe(t *testing.T) {
 	if d := got.Describe(8, since); d != "" {
 		t.Errorf("another process's status: %q", d)
 	}
+	// Connected, but the node cannot list its pods: said after the
+	// connection.
+	listless := Status{PID: 7, Connected: true, Since: since, Pods: "no answer within 10s: turn on dynamicController"}
+	if got, _, _ := ReadStatus(func(string) ([]byte, error) { return listless.Encode(), nil }, "p"); got != listless {
+		t.Errorf("round trip of the pods' problem: %+v", got)
+	}
+	if d := listless.Describe(7, since.Add(time.Minute)); d != "connected to cloudcore since 2026-11-27T08:00:00Z (1m0s ago); "+
+		"the node cannot list its pods from the cloud: no answer within 10s: turn on dynamicController" {
+		t.Errorf("describe: %q", d)
+	}
 	if _, ok, err := ReadStatus(func(string) ([]byte, error) { return nil, fs.ErrNotExist }, "p"); ok || err != nil {
 		t.Errorf("no file: %v %v", ok, err)
 	}
