@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/kubeedge/beehive/pkg/core/model"
 
 	"github.com/kubeedge-windows/edgecore/internal/reconnect"
+	"github.com/kubeedge-windows/edgecore/internal/testdir"
 )
 
 // The list of a cloud that lost two messages: the pod "deleting" was
@@ -177,7 +179,7 @@ func TestPodRelisterReportsWhyItCannotList(t *testing.T) {
 }
 
 func TestHubStatusKeepsThePodsProblemAcrossConnections(t *testing.T) {
-	path := t.TempDir() + "/hub-status.json"
+	path := filepath.Join(testdir.New(t, "modules-"), reconnect.StatusFile)
 	s := &hubStatus{path: path, pid: 42, write: writeFile, now: time.Now}
 	read := func() reconnect.Status {
 		t.Helper()
