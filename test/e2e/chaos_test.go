@@ -131,7 +131,9 @@ type chaosResult struct {
 	// Counts over all settles that did not converge, by invariant.
 	lost, duplicated, orphans, statuses, messagesLost, notReady int
 	ready                                                       map[string][]time.Duration
-	streamsOpened, streamsEnded                                 int
+	// streamsOpened counts the kills struck with a logs -f and an exec
+	// open; followEnded and execEnded, those of each that ended.
+	streamsOpened, followEnded, execEnded int
 	// violations, each with the fault it followed.
 	violations []string
 }
@@ -735,24 +737,24 @@ func (n *chaosNode) openStreams(t *testing.T) bool {
 	return opened
 }
 
-// streamsEnded waits up to bound for both streams to end and tells how
-// many did.
-func (n *chaosNode) streamsEnded(bound time.Duration) int {
+// streamsEnded waits up to bound for both streams to end and tells which
+// did.
+func (n *chaosNode) streamsEnded(bound time.Duration) (follow, exec bool) {
 	s := n.streams
 	if s == nil {
-		return 0
+		return false, false
 	}
-	ended := 0
 	deadline := time.After(bound)
-	for _, ch := range []chan error{s.follow, s.exec} {
+	ended := [2]bool{}
+	for i, ch := range []chan error{s.follow, s.exec} {
 		select {
 		case <-ch:
-			ended++
+			ended[i] = true
 		case <-deadline:
 		}
 	}
 	n.closeStreams()
-	return ended
+	return ended[0], ended[1]
 }
 
 func (n *chaosNode) closeStreams() {
@@ -849,7 +851,13 @@ func (n *chaosNode) runSchedule(t *testing.T, seed int64, sched []chaosFault, ch
 			res.ready[f.kind] = append(res.ready[f.kind], ready)
 		}
 		if streams {
-			res.streamsEnded += n.streamsEnded(15 * time.Second)
+			follow, exec := n.streamsEnded(15 * time.Second)
+			if follow {
+				res.followEnded++
+			}
+			if exec {
+				res.execEnded++
+			}
 		}
 		res.settles++
 		// A node that is not back gets one look, not the wait.
@@ -920,5 +928,6 @@ func TestLinuxChaosSmoke(t *testing.T) {
 		errorf(t, "seed %d (CHAOS_SEED=%d replays it): %s", seed, seed, v)
 	}
 	t.Logf("chaos smoke, seed %d: %d faults, Ready again after them %v; logs -f and exec streams ended with the killed node: %d of %d",
-		seed, len(sched), res.ready, res.streamsEnded, 2*res.streamsOpened)
+		seed, len(sched), res.ready, res.followEnded+res.execEnded, 2*res.streamsOpened)
+	t.Logf("of them logs -f: %d of %d, exec: %d of %d", res.followEnded, res.streamsOpened, res.execEnded, res.streamsOpened)
 }

@@ -157,8 +157,8 @@ func chaosTable(seed int64, rounds int, rs []*chaosResult) string {
 	} {
 		row("Ready again after "+k.label+", median / max", func(r *chaosResult) string { return stats(r.ready[k.kind]) })
 	}
-	row("logs -f and exec streams ended with the killed node", func(r *chaosResult) string {
-		return fmt.Sprintf("%d of %d", r.streamsEnded, 2*r.streamsOpened)
+	row("streams open at a kill that ended with the node (15 s): logs -f / exec", func(r *chaosResult) string {
+		return fmt.Sprintf("%d of %d / %d of %d", r.followEnded, r.streamsOpened, r.execEnded, r.streamsOpened)
 	})
 	row("violations", func(r *chaosResult) string { return fmt.Sprint(len(r.violations)) })
 	b.WriteString("\n")
