@@ -267,14 +267,7 @@ func (s *hubStatus) record(connected bool, waiting string) {
 		// A new reason for the same state: the state's age stays.
 		next.Since = s.last.Since
 	}
-	if err := s.write(s.path, next.Encode()); err != nil {
-		if !s.warned {
-			s.warned = true
-			klog.ErrorS(err, "Cannot record the connection's state for `edgecore.exe service status`", "file", s.path)
-		}
-		return
-	}
-	s.last = next
+	s.save(next)
 }
 
 // recordPods records why the node cannot list its pods from the cloud
@@ -290,6 +283,12 @@ func (s *hubStatus) recordPods(problem string) {
 	}
 	next := s.last
 	next.Pods = problem
+	s.save(next)
+}
+
+// save writes next and keeps it as the last status; a failure is logged
+// once. The caller holds s.mu.
+func (s *hubStatus) save(next reconnect.Status) {
 	if err := s.write(s.path, next.Encode()); err != nil {
 		if !s.warned {
 			s.warned = true
