@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -25,9 +26,19 @@ import (
 // next start reads upstream's Windows default, true, and stops. An
 // operator who starts upstream's edgecore.exe from a console a second
 // time meets the same.
+//
+// Upstream's edgecore.exe also logs to C:\var\log\kubeedge\edgecore.log
+// and exits when that folder is missing ("log: unable to create log");
+// keadm makes it, ours makes every folder it names. It is made here, so
+// that the reference runs in a Wine prefix ours has not run in first.
 func consoleKubelet(t *testing.T, e *edge) {
 	t.Helper()
 	e.console = true
+	if e.driveC != "" {
+		if err := os.MkdirAll(filepath.Join(e.driveC, "var", "log", "kubeedge"), 0o755); err != nil {
+			fatal(t, err)
+		}
+	}
 	data, err := os.ReadFile(e.cfgPath)
 	if err != nil {
 		fatal(t, err)
