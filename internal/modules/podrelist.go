@@ -114,6 +114,15 @@ func (r *podRelister) relist(ctx context.Context) error {
 	if err := json.Unmarshal(body, &list); err != nil {
 		return fmt.Errorf("the cloud's list of the node's pods: %w", err)
 	}
+	// The API server answers the field selector; a pod of another node
+	// is never the node's to run or delete, whatever the answer holds.
+	mine := list.Items[:0]
+	for _, p := range list.Items {
+		if p.Spec.NodeName == r.node {
+			mine = append(mine, p)
+		}
+	}
+	list.Items = mine
 	// After the list: what reached the database before this read is not
 	// mistaken for something the node lacks. A cloud message still queued
 	// at metamanager, newer than the list, may yet be overwritten by an

@@ -25,7 +25,9 @@ import (
 // it); the pod "gone" was deleted while the node was away.
 const lostMessagesList = `{"metadata":{"resourceVersion":"150"},"items":[` +
 	`{"metadata":{"namespace":"line3","name":"kept","uid":"u-kept","resourceVersion":"100"},"spec":{"nodeName":"ipc-7"}},` +
-	`{"metadata":{"namespace":"line3","name":"deleting","uid":"u-del","resourceVersion":"120","deletionTimestamp":"2026-11-28T08:00:00Z"},"spec":{"nodeName":"ipc-7"}}]}`
+	`{"metadata":{"namespace":"line3","name":"deleting","uid":"u-del","resourceVersion":"120","deletionTimestamp":"2026-11-28T08:00:00Z"},"spec":{"nodeName":"ipc-7"}},` +
+	// Not the node's, whatever the answer says: never handed over.
+	`{"metadata":{"namespace":"line3","name":"elsewhere","uid":"u-else","resourceVersion":"130"},"spec":{"nodeName":"ipc-8"}}]}`
 
 func nodePods(t *testing.T) []corev1.Pod {
 	t.Helper()
