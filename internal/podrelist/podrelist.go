@@ -82,7 +82,7 @@ func Decide(cloud []corev1.Pod, listRV string, local []corev1.Pod) Plan {
 		if _, ok := listed[key{l.Namespace, l.Name}]; ok {
 			continue // the same pod, or one replaced: judged above
 		}
-		if !older(l.ResourceVersion, listRV) && !same(l.ResourceVersion, listRV) {
+		if !atMost(l.ResourceVersion, listRV) {
 			p.Kept++
 			continue
 		}
@@ -91,19 +91,24 @@ func Decide(cloud []corev1.Pod, listRV string, local []corev1.Pod) Plan {
 	return p
 }
 
-// older says whether version a is older than b; false unless both are
-// numbers (etcd revisions, as cloudcore itself compares them).
-func older(a, b string) bool {
+// versions reads two resource versions as numbers (etcd revisions, as
+// cloudcore itself compares them); ok is false unless both are.
+func versions(a, b string) (x, y uint64, ok bool) {
 	x, err1 := strconv.ParseUint(a, 10, 64)
 	y, err2 := strconv.ParseUint(b, 10, 64)
-	return err1 == nil && err2 == nil && x < y
+	return x, y, err1 == nil && err2 == nil
 }
 
-// same says whether versions a and b are the same number.
-func same(a, b string) bool {
-	x, err1 := strconv.ParseUint(a, 10, 64)
-	y, err2 := strconv.ParseUint(b, 10, 64)
-	return err1 == nil && err2 == nil && x == y
+// older says whether version a is older than b.
+func older(a, b string) bool {
+	x, y, ok := versions(a, b)
+	return ok && x < y
+}
+
+// atMost says whether version a is not newer than b.
+func atMost(a, b string) bool {
+	x, y, ok := versions(a, b)
+	return ok && x <= y
 }
 
 // differs says whether the cloud's copy changes what cloudcore sends a
