@@ -31,10 +31,10 @@ var errNoDynamicController = errors.New("cloudcore answers a node's lists and wa
 
 // askCloud sends one application (metaserver's message to the cloud's
 // dynamicController) of node for the objects key names, with opts, and
-// returns the cloud's answer body. rbac says what a node needs when
-// cloudcore's requireAuthorization refuses it.
+// returns the cloud's answer body. hint says what lets the cloud answer
+// when it refuses.
 func askCloud(ctx context.Context, send func(model.Message) (model.Message, error), node, key string, verb metaserver.ApplicationVerb,
-	opts metav1.ListOptions, rbac string) ([]byte, error) {
+	opts metav1.ListOptions, hint string) ([]byte, error) {
 	app, err := metaserver.NewApplication(ctx, key, verb, node, "", opts, nil)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func askCloud(ctx context.Context, send func(model.Message) (model.Message, erro
 	case metaserver.Approved:
 		return got.RespBody, nil
 	case metaserver.Rejected:
-		return nil, fmt.Errorf("the cloud refused it: %s%s (with cloudcore's requireAuthorization, %s)", got.Error.Error(), got.Reason, rbac)
+		return nil, fmt.Errorf("the cloud refused it: %s%s (%s)", got.Error.Error(), got.Reason, hint)
 	}
 	return nil, fmt.Errorf("the cloud answered %s: %s", got.Status, got.Reason)
 }

@@ -103,7 +103,9 @@ func (r *podRelister) tell(problem string) {
 // what they show.
 func (r *podRelister) relist(ctx context.Context) error {
 	body, err := askCloud(ctx, r.send, r.node, podsKey, metaserver.List, metav1.ListOptions{FieldSelector: "spec.nodeName=" + r.node},
-		"a node needs list on pods")
+		// dynamicController lists with cloudcore's own account: its
+		// requireAuthorization checks a node's watches, not its lists.
+		"cloudcore lists pods with its own account, which needs list on pods; its log says why it failed")
 	if err != nil {
 		return fmt.Errorf("listing the node's pods: %w", err)
 	}

@@ -96,7 +96,7 @@ func TestPodRelisterHandsMetamanagerWhatTheCloudsListShows(t *testing.T) {
 		t.Errorf("no answer: %v", err)
 	}
 	c.err, c.reject = nil, "forbidden"
-	if err := r.relist(context.Background()); err == nil || !strings.Contains(err.Error(), "a node needs list on pods") {
+	if err := r.relist(context.Background()); err == nil || !strings.Contains(err.Error(), "cloudcore lists pods with its own account, which needs list on pods") {
 		t.Errorf("refused: %v", err)
 	}
 	c.reject = ""

@@ -511,5 +511,5 @@ func (s *subscriber) subscribe(ctx context.Context) error {
 // key names.
 func (s *subscriber) apply(ctx context.Context, key string, verb metaserver.ApplicationVerb) ([]byte, error) {
 	return askCloud(ctx, s.send, s.node, key, verb, metav1.ListOptions{},
-		"nodes need list and watch on services and endpointslices: bind the ClusterRole system:node-proxier to the group system:nodes")
+		"with cloudcore's requireAuthorization, nodes need list and watch on services and endpointslices: bind the ClusterRole system:node-proxier to the group system:nodes")
 }
